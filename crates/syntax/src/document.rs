@@ -1,0 +1,299 @@
+//! An editable Python document: rope + tree-sitter tree, reparsed incrementally.
+
+use std::cell::RefCell;
+
+use ropey::Rope;
+use tree_sitter::{InputEdit, Parser, Point, Tree};
+
+use crate::position::{column_to_byte, prefix_to_column, Position, PositionEncoding, Range};
+
+thread_local! {
+    // A parser is cheap to keep and costly to create; one per thread serves
+    // every document that thread touches.
+    static PARSER: RefCell<Parser> = RefCell::new(new_parser());
+}
+
+fn new_parser() -> Parser {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .expect("the bundled tree-sitter-python matches the tree-sitter ABI");
+    parser
+}
+
+/// Parses `text` from scratch. Never fails: syntax errors become `ERROR` nodes.
+pub fn parse(text: &str) -> Tree {
+    PARSER.with_borrow_mut(|p| p.parse(text, None)).expect("parsing without a timeout always yields a tree")
+}
+
+/// One change from an editor: replace `range` with `text`, or the whole
+/// document when `range` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub range: Option<Range>,
+    pub text: String,
+}
+
+impl Change {
+    pub fn replace(range: Range, text: impl Into<String>) -> Self {
+        Change { range: Some(range), text: text.into() }
+    }
+
+    pub fn full(text: impl Into<String>) -> Self {
+        Change { range: None, text: text.into() }
+    }
+}
+
+/// The text of one open file and its syntax tree.
+///
+/// The rope is the line index: it maps lines (ending at `\n`, `\r\n` or a lone
+/// `\r`, as editors count them) to offsets in O(log n), and stays current
+/// through edits without being rebuilt.
+#[derive(Clone)]
+pub struct Document {
+    rope: Rope,
+    tree: Tree,
+    /// Number of `\r` not followed by `\n`. Tree-sitter counts rows by `\n`
+    /// only, so while this is non-zero its rows differ from the rope's lines.
+    lone_crs: usize,
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document").field("len", &self.rope.len_bytes()).finish_non_exhaustive()
+    }
+}
+
+impl Document {
+    pub fn new(text: &str) -> Self {
+        let rope = Rope::from_str(text);
+        let lone_crs = count_lone_crs(&rope, 0, rope.len_bytes());
+        Document { tree: parse(text), rope, lone_crs }
+    }
+
+    pub fn rope(&self) -> &Rope {
+        &self.rope
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    pub fn len(&self) -> usize {
+        self.rope.len_bytes()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rope.len_bytes() == 0
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.rope.len_lines()
+    }
+
+    /// Byte offset of `position`, clamped to the document.
+    pub fn offset(&self, position: Position, encoding: PositionEncoding) -> usize {
+        let line = position.line as usize;
+        if line >= self.rope.len_lines() {
+            return self.rope.len_bytes();
+        }
+        let start = self.rope.line_to_byte(line);
+        let content = line_without_terminator(&self.rope, line);
+        start + column_to_byte(content.chars(), position.character, encoding)
+    }
+
+    /// Position of byte `offset` (clamped, rounded down to a character boundary).
+    pub fn position(&self, offset: usize, encoding: PositionEncoding) -> Position {
+        let offset = offset.min(self.rope.len_bytes());
+        // Round down to a char boundary.
+        let char_idx = self.rope.byte_to_char(offset);
+        let line = self.rope.char_to_line(char_idx);
+        let line_start = self.rope.line_to_char(line);
+        let prefix = self.rope.slice(line_start..char_idx);
+        Position::new(line as u32, prefix_to_column(prefix.chars(), encoding))
+    }
+
+    /// Applies `changes` in order — each range refers to the text left by the
+    /// previous change — then reparses once, reusing the old tree.
+    pub fn apply_changes(&mut self, changes: &[Change], encoding: PositionEncoding) {
+        let mut full_reparse = false;
+        for change in changes {
+            match change.range {
+                None => {
+                    self.rope = Rope::from_str(&change.text);
+                    self.lone_crs = count_lone_crs(&self.rope, 0, self.rope.len_bytes());
+                    full_reparse = true;
+                }
+                Some(range) => {
+                    let mut start = self.offset(range.start, encoding);
+                    let mut end = self.offset(range.end, encoding);
+                    if start > end {
+                        std::mem::swap(&mut start, &mut end);
+                    }
+                    self.replace_bytes(start, end, &change.text);
+                }
+            }
+        }
+        let old = (!full_reparse).then_some(&self.tree);
+        let rope = &self.rope;
+        let tree = PARSER.with_borrow_mut(|parser| {
+            parser.parse_with_options(
+                &mut |byte, _| {
+                    if byte >= rope.len_bytes() {
+                        return &[][..];
+                    }
+                    let (chunk, chunk_start, _, _) = rope.chunk_at_byte(byte);
+                    &chunk.as_bytes()[byte - chunk_start..]
+                },
+                old,
+                None,
+            )
+        });
+        self.tree = tree.expect("parsing without a timeout always yields a tree");
+    }
+
+    /// Replaces bytes `start..end` (char boundaries) and records the edit in
+    /// the tree, without reparsing.
+    fn replace_bytes(&mut self, start: usize, end: usize, text: &str) {
+        let window_start = start.saturating_sub(1);
+        self.lone_crs -= count_lone_crs(&self.rope, window_start, end);
+        let start_point = self.ts_point(start);
+        let old_end_point = self.ts_point(end);
+        let start_char = self.rope.byte_to_char(start);
+        let end_char = self.rope.byte_to_char(end);
+        self.rope.remove(start_char..end_char);
+        self.rope.insert(start_char, text);
+        let new_end = start + text.len();
+        self.lone_crs += count_lone_crs(&self.rope, window_start, new_end);
+        let new_end_point = self.ts_point(new_end);
+        self.tree.edit(&InputEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte: new_end,
+            start_position: start_point,
+            old_end_position: old_end_point,
+            new_end_position: new_end_point,
+        });
+    }
+
+    /// Tree-sitter's idea of the position of `byte`: rows end at `\n`,
+    /// columns count bytes.
+    fn ts_point(&self, byte: usize) -> Point {
+        if self.lone_crs == 0 {
+            let line = self.rope.byte_to_line(byte);
+            return Point::new(line, byte - self.rope.line_to_byte(line));
+        }
+        // Rare: a lone `\r` somewhere. Count `\n`s directly.
+        let mut row = 0;
+        let mut line_start = 0;
+        for (i, b) in self.rope.byte_slice(..byte).bytes().enumerate() {
+            if b == b'\n' {
+                row += 1;
+                line_start = i + 1;
+            }
+        }
+        Point::new(row, byte - line_start)
+    }
+}
+
+impl std::fmt::Display for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for chunk in self.rope.chunks() {
+            f.write_str(chunk)?;
+        }
+        Ok(())
+    }
+}
+
+fn line_without_terminator(rope: &Rope, line: usize) -> ropey::RopeSlice<'_> {
+    let slice = rope.line(line);
+    let mut len = slice.len_chars();
+    if len > 0 && slice.char(len - 1) == '\n' {
+        len -= 1;
+    }
+    if len > 0 && slice.char(len - 1) == '\r' {
+        len -= 1;
+    }
+    slice.slice(..len)
+}
+
+/// Lone `\r`s at byte positions `from..to` (the byte after each is looked at too).
+fn count_lone_crs(rope: &Rope, from: usize, to: usize) -> usize {
+    let len = rope.len_bytes();
+    let (from, to) = (from.min(len), to.min(len));
+    if from >= to {
+        return 0;
+    }
+    let mut count = 0;
+    let mut bytes = rope.bytes_at(from).peekable();
+    let mut at = from;
+    while at < to {
+        let Some(b) = bytes.next() else { break };
+        if b == b'\r' && bytes.peek() != Some(&b'\n') {
+            count += 1;
+        }
+        at += 1;
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PositionEncoding::*;
+
+    fn change(l1: u32, c1: u32, l2: u32, c2: u32, text: &str) -> Change {
+        Change::replace(Range::new(Position::new(l1, c1), Position::new(l2, c2)), text)
+    }
+
+    #[test]
+    fn edits_apply_in_order() {
+        let mut doc = Document::new("import numpy as np\nx = np.sort(a)\n");
+        // The second change's position refers to the text after the first.
+        doc.apply_changes(&[change(1, 0, 1, 1, "yy"), change(1, 0, 1, 2, "z")], Utf16);
+        assert_eq!(doc.to_string(), "import numpy as np\nz = np.sort(a)\n");
+        assert_eq!(doc.tree().root_node().to_sexp(), parse(&doc.to_string()).root_node().to_sexp());
+    }
+
+    #[test]
+    fn utf16_positions_after_emoji_and_cjk() {
+        let mut doc = Document::new("s = '😀中'\nx = 1\n");
+        // After the emoji (2 UTF-16 units) and the CJK char (1 unit).
+        doc.apply_changes(&[change(0, 8, 0, 8, "!")], Utf16);
+        assert_eq!(doc.to_string(), "s = '😀中!'\nx = 1\n");
+        doc.apply_changes(&[change(0, 12, 0, 12, "?")], Utf8);
+        assert_eq!(doc.to_string(), "s = '😀中?!'\nx = 1\n");
+        doc.apply_changes(&[change(0, 6, 0, 7, "文")], Utf32);
+        assert_eq!(doc.to_string(), "s = '😀文?!'\nx = 1\n");
+    }
+
+    #[test]
+    fn out_of_range_edits_clamp() {
+        let mut doc = Document::new("a = 1\r\nb = 2");
+        doc.apply_changes(&[change(0, 50, 0, 60, "0")], Utf16);
+        assert_eq!(doc.to_string(), "a = 10\r\nb = 2");
+        doc.apply_changes(&[change(9, 0, 12, 4, "\nc = 3")], Utf16);
+        assert_eq!(doc.to_string(), "a = 10\r\nb = 2\nc = 3");
+        // A reversed range is treated as the same range forwards.
+        doc.apply_changes(&[change(0, 6, 0, 4, "")], Utf16);
+        assert_eq!(doc.to_string(), "a = \r\nb = 2\nc = 3");
+    }
+
+    #[test]
+    fn positions_round_trip_over_crlf_and_lone_cr() {
+        let doc = Document::new("a\r\nbé\rc\n");
+        assert_eq!(doc.line_count(), 4);
+        assert_eq!(doc.position(doc.len(), Utf16), Position::new(3, 0));
+        let c = doc.to_string().find('c').unwrap();
+        assert_eq!(doc.position(c, Utf8), Position::new(2, 0));
+        assert_eq!(doc.offset(Position::new(1, 2), Utf16), c - 1);
+    }
+
+    #[test]
+    fn full_replacement() {
+        let mut doc = Document::new("x = 1\n");
+        doc.apply_changes(&[Change::full("import pandas as pd\n")], Utf16);
+        assert_eq!(doc.to_string(), "import pandas as pd\n");
+        assert!(!doc.tree().root_node().has_error());
+    }
+}

@@ -1,0 +1,17 @@
+//! Python source text and its syntax tree.
+//!
+//! [`Document`] is what an editor edits: a rope, a tree-sitter-python tree
+//! and a line index, updated incrementally. [`parse`] and [`LineIndex`] serve
+//! text that is read once, as `gpulens check` does. [`decode`] turns the bytes
+//! of a file into text the way Python would. Parsing never fails: a file with
+//! syntax errors gives a tree with `ERROR` nodes around the parts that don't
+//! parse. This crate knows nothing of rules, editors or GPUs.
+
+mod decode;
+mod document;
+mod position;
+
+pub use decode::{decode, DecodeError};
+pub use document::{parse, Change, Document};
+pub use position::{LineIndex, Position, PositionEncoding, Range};
+pub use tree_sitter::{Node, Tree, TreeCursor};

@@ -1,0 +1,75 @@
+//! Differential test: a document edited incrementally must hold the same
+//! text as the same edits applied to a plain string (through an independent
+//! line index), and its tree must equal a fresh parse of that text.
+
+use gpulens_syntax::{parse, Change, Document, LineIndex, Position, PositionEncoding, Range, Tree};
+use proptest::prelude::*;
+
+const BASES: &[&str] = &[
+    "import numpy as np\n\ndef f(a):\n    return np.fft.fft(a)\n",
+    "import pandas as pd\r\ndf = pd.read_csv('数据.csv')\r\nm = df.groupby('k')['v'].mean()\r\n",
+    "s = '😀 emoji 🎉'\nfor i in range(n):\n    out[i] = a[i] * 2  # 注释\n",
+    "class A:\n    def m(self):\n        if x:\n            pass\n\rtail = 1\n",
+    "",
+];
+
+const PIECES: &[&str] = &[
+    "", "x", " ", "\n", "\r\n", "\r", "    ", "(", ")", "[", "]", ":", "'", "\"", "\"\"\"", "#", "中文", "😀", "é",
+    "def g():\n    ", "np.sort(a)", "for i in range(10):\n", "return ", "import cupy as cp\n", "\\", "lambda: 0",
+];
+
+fn snapshot(tree: &Tree) -> Vec<(u16, usize, usize, bool)> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        out.push((node.kind_id(), node.start_byte(), node.end_byte(), node.is_missing()));
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    out
+}
+
+fn encoding() -> impl Strategy<Value = PositionEncoding> {
+    prop_oneof![Just(PositionEncoding::Utf8), Just(PositionEncoding::Utf16), Just(PositionEncoding::Utf32)]
+}
+
+fn edit() -> impl Strategy<Value = (u32, u32, u32, u32, String)> {
+    let text = prop::collection::vec(prop::sample::select(PIECES), 0..4).prop_map(|p| p.concat());
+    (0u32..8, 0u32..40, 0u32..8, 0u32..40, text)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_equals_fresh(
+        base in prop::sample::select(BASES),
+        encoding in encoding(),
+        notifications in prop::collection::vec(prop::collection::vec(edit(), 1..4), 1..12),
+    ) {
+        let mut doc = Document::new(base);
+        let mut model = base.to_string();
+        for notification in notifications {
+            let mut changes = Vec::new();
+            for (l1, c1, l2, c2, text) in notification {
+                let range = Range::new(Position::new(l1, c1), Position::new(l2, c2));
+                // The model applies each change to the text left by the previous one.
+                let index = LineIndex::new(&model);
+                let (mut a, mut b) = (index.offset(&model, range.start, encoding), index.offset(&model, range.end, encoding));
+                if a > b { std::mem::swap(&mut a, &mut b); }
+                model.replace_range(a..b, &text);
+                changes.push(Change::replace(range, text));
+            }
+            doc.apply_changes(&changes, encoding);
+            prop_assert_eq!(doc.to_string(), model.clone());
+            prop_assert_eq!(snapshot(doc.tree()), snapshot(&parse(&model)), "text: {:?}", model);
+        }
+    }
+}
