@@ -1,0 +1,211 @@
+//! The three output formats of `check`: text for people, JSON for tools,
+//! SARIF for code-scanning services.
+
+use std::io::{self, Write};
+
+use gpulens_diagnostics::{rule, Finding, Rule, Severity, RULES};
+use gpulens_gpu::GpuProfile;
+use gpulens_knowledge::Knowledge;
+use gpulens_syntax::PositionEncoding;
+use serde_json::{json, Value};
+
+use crate::check::{FileReport, Problem};
+
+/// 1-based line and column (in Unicode scalar values) of a byte offset.
+fn line_col(report: &FileReport, offset: usize) -> (usize, usize) {
+    let p = report.line_index.position(&report.text, offset, PositionEncoding::Utf32);
+    (p.line as usize + 1, p.character as usize + 1)
+}
+
+fn span(report: &FileReport, f: &Finding) -> (usize, usize, usize, usize) {
+    let (l1, c1) = line_col(report, f.range.start);
+    let (l2, c2) = line_col(report, f.range.end);
+    (l1, c1, l2, c2)
+}
+
+pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io::Result<()> {
+    let mut total = 0;
+    for report in reports {
+        for f in &report.findings {
+            total += 1;
+            write_finding(out, report, f)?;
+        }
+    }
+    let files = if checked == 1 { "file" } else { "files" };
+    match total {
+        0 => writeln!(out, "No findings in {checked} {files}."),
+        1 => writeln!(out, "Found 1 finding in {checked} {files}."),
+        n => writeln!(out, "Found {n} findings in {checked} {files}."),
+    }
+}
+
+fn write_finding(out: &mut impl Write, report: &FileReport, f: &Finding) -> io::Result<()> {
+    let (line, col, end_line, _) = span(report, f);
+    writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, f.code, f.library, f.message)?;
+    let range = report.line_index.line_range(&report.text, line - 1);
+    let source = &report.text[range.clone()];
+    let gutter = line.to_string().len();
+    // Underline from the start to the end of the span, or of the line if the span goes on.
+    let start = f.range.start.clamp(range.start, range.end);
+    let end = if end_line == line { f.range.end.clamp(start, range.end) } else { range.end };
+    let pad: String = report.text[range.start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    let carets = report.text[start..end].chars().count().max(1);
+    writeln!(out, "{:gutter$} |", "")?;
+    writeln!(out, "{line} | {source}")?;
+    writeln!(out, "{:gutter$} | {pad}{}", "", "^".repeat(carets))?;
+    writeln!(out)
+}
+
+fn fix_json(report: &FileReport, f: &Finding) -> Value {
+    match &f.fix {
+        None => Value::Null,
+        Some(fix) => json!({
+            "applicability": fix.applicability,
+            "message": fix.message,
+            "edits": fix.edits.iter().map(|e| {
+                let (l1, c1) = line_col(report, e.range.start);
+                let (l2, c2) = line_col(report, e.range.end);
+                json!({"line": l1, "column": c1, "end_line": l2, "end_column": c2, "text": e.text})
+            }).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> io::Result<()> {
+    let findings: Vec<Value> = reports
+        .iter()
+        .flat_map(|r| r.findings.iter().map(move |f| (r, f)))
+        .map(|(r, f)| {
+            let (line, column, end_line, end_column) = span(r, f);
+            json!({
+                "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+                "code": f.code, "library": f.library, "severity": f.severity, "message": f.message,
+                "fix": fix_json(r, f),
+            })
+        })
+        .collect();
+    let doc = json!({"version": 1, "gpu": gpu, "findings": findings});
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// A rule as `gpulens rules --json` prints it.
+pub fn rule_json(r: &Rule) -> Value {
+    let lib = Knowledge::get().library(r.library);
+    json!({
+        "code": r.code, "name": r.name, "library": r.library, "severity": r.severity, "summary": r.summary,
+        "what": r.what, "why": r.why, "example": r.example, "use_instead": r.use_instead,
+        "docs": lib.map(|l| l.docs.as_str()),
+    })
+}
+
+fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info | Severity::Hint => "note",
+    }
+}
+
+fn uri(path: &str) -> String {
+    let mut out = String::new();
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem]) -> io::Result<()> {
+    let knowledge = Knowledge::get();
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|r| {
+            let docs = knowledge.library(r.library).map(|l| l.docs.clone());
+            json!({
+                "id": r.code,
+                "name": r.name,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": format!("{} {}", r.what, r.why)},
+                "help": {
+                    "text": format!("{}\n\nExample:\n{}\n\nUse instead:\n{}", r.why, r.example, r.use_instead),
+                    "markdown": format!("{}\n\n**Example**\n```python\n{}\n```\n\n**Use instead**\n```python\n{}\n```", r.why, r.example, r.use_instead),
+                },
+                "helpUri": docs,
+                "defaultConfiguration": {"level": sarif_level(r.severity)},
+                "properties": {"library": r.library, "tags": ["performance", "gpu", r.library]},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = reports
+        .iter()
+        .flat_map(|r| r.findings.iter().map(move |f| (r, f)))
+        .map(|(r, f)| {
+            let (line, column, end_line, end_column) = span(r, f);
+            let index = RULES.iter().position(|x| x.code == f.code).unwrap_or(0);
+            let level = rule(f.code).map_or("note", |_| sarif_level(f.severity));
+            json!({
+                "ruleId": f.code,
+                "ruleIndex": index,
+                "level": level,
+                "message": {"text": f.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri(&r.path)},
+                        "region": {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column},
+                    }
+                }],
+                "properties": {"library": f.library},
+            })
+        })
+        .collect();
+    let notifications: Vec<Value> = problems
+        .iter()
+        .map(|p| {
+            let mut n = json!({"level": "error", "message": {"text": p.message}});
+            if !p.path.is_empty() {
+                n["locations"] = json!([{"physicalLocation": {"artifactLocation": {"uri": uri(&p.path)}}}]);
+            }
+            n
+        })
+        .collect();
+    let doc = json!({
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "gpulens",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "invocations": [{
+                "executionSuccessful": problems.is_empty(),
+                "toolExecutionNotifications": notifications,
+            }],
+            "results": results,
+        }],
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_percent_encoded() {
+        assert_eq!(uri("src/my file.py"), "src/my%20file.py");
+        assert_eq!(uri("数.py"), "%E6%95%B0.py");
+    }
+
+    #[test]
+    fn every_rule_has_a_sarif_level() {
+        for r in RULES {
+            assert!(["error", "warning", "note"].contains(&sarif_level(r.severity)));
+        }
+    }
+}

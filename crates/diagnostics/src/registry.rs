@@ -1,0 +1,174 @@
+//! Every rule's code, library, default severity and documentation. The same
+//! text feeds `gpulens explain`, `gpulens rules`, hover and the README list.
+
+use crate::Severity;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub code: &'static str,
+    /// kebab-case name, e.g. `numpy-on-cupy`.
+    pub name: &'static str,
+    pub library: &'static str,
+    pub severity: Severity,
+    /// One line.
+    pub summary: &'static str,
+    /// What it finds.
+    pub what: &'static str,
+    /// Why the GPU helps (or why the pattern hurts).
+    pub why: &'static str,
+    /// CPU code that triggers it.
+    pub example: &'static str,
+    /// The GPU version.
+    pub use_instead: &'static str,
+}
+
+/// The rule with this code (case-insensitive).
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code.eq_ignore_ascii_case(code))
+}
+
+pub static RULES: &[Rule] = &[
+    Rule {
+        code: "CUPY001",
+        name: "numpy-on-cupy",
+        library: "cupy",
+        severity: Severity::Hint,
+        summary: "NumPy/SciPy array work that CuPy runs on the GPU",
+        what: "A call to a NumPy or SciPy function — element-wise math, reductions, sorting, FFT, linear \
+               algebra, random generation, signal or image filtering — that CuPy implements with the same \
+               name, on data that is not evidently small. Calls on arrays known to hold fewer elements than \
+               `min-elements` (10,000 by default) are left alone.",
+        why: "CuPy runs these functions on the GPU through NVIDIA's tuned libraries (cuBLAS, cuFFT, cuSOLVER, \
+              cuRAND, cuSPARSE). On millions of elements that is typically 10-100x faster than NumPy. The cost \
+              is moving data over PCIe, so move inputs to the GPU once, chain the work there, and bring only \
+              results back. On small arrays the launch overhead makes the GPU slower.",
+        example: "import numpy as np\n\nsignal = np.random.rand(10_000_000)\nspectrum = np.fft.fft(signal)\n\
+                  ordered = np.sort(spectrum.real)",
+        use_instead: "import cupy as cp\n\nsignal = cp.random.rand(10_000_000)\nspectrum = cp.fft.fft(signal)\n\
+                      ordered = cp.sort(spectrum.real)\nresult = cp.asnumpy(ordered)  # back to the CPU once",
+    },
+    Rule {
+        code: "CUDF001",
+        name: "pandas-reader-on-cudf",
+        library: "cudf",
+        severity: Severity::Hint,
+        summary: "pandas file reader that cuDF parses on the GPU",
+        what: "A pandas reader (`read_csv`, `read_parquet`, `read_json`, …) that cuDF implements.",
+        why: "cuDF parses CSV, Parquet, JSON and ORC on the GPU and leaves the table in GPU memory, ready \
+              for the filters, joins and group-bys that usually follow. With cudf.pandas the code stays \
+              unchanged: every pandas call runs on the GPU when cuDF supports it and on the CPU otherwise.",
+        example: "import pandas as pd\n\norders = pd.read_parquet(\"orders.parquet\")",
+        use_instead: "# Unchanged code, run as: python -m cudf.pandas script.py\n# or natively:\nimport cudf\n\n\
+                      orders = cudf.read_parquet(\"orders.parquet\")",
+    },
+    Rule {
+        code: "CUDF002",
+        name: "dataframe-op-on-cudf",
+        library: "cudf",
+        severity: Severity::Hint,
+        summary: "pandas DataFrame work (group-by, join, sort, aggregation) that cuDF runs on the GPU",
+        what: "A DataFrame or Series operation — `groupby`, `merge`, `join`, `sort_values`, `pivot_table`, \
+               `drop_duplicates`, aggregations — on a table that is not evidently small.",
+        why: "Group-bys, joins and sorts over millions of rows are where cuDF gains most over pandas. \
+              cudf.pandas accelerates them without code changes and falls back to pandas for anything cuDF \
+              lacks; the gain starts somewhere between 10,000 and 100,000 rows.",
+        example: "import pandas as pd\n\nsales = pd.read_csv(\"sales.csv\")\n\
+                  by_region = sales.groupby(\"region\")[\"amount\"].sum()",
+        use_instead: "import cudf.pandas\ncudf.pandas.install()  # before pandas is imported\nimport pandas as pd\n\n\
+                      sales = pd.read_csv(\"sales.csv\")\nby_region = sales.groupby(\"region\")[\"amount\"].sum()",
+    },
+    Rule {
+        code: "CUDF003",
+        name: "dataframe-row-loop",
+        library: "cudf",
+        severity: Severity::Hint,
+        summary: "Row-by-row DataFrame loop: vectorise it first; cudf.pandas runs it on the CPU",
+        what: "`iterrows()`, `itertuples()` or `apply(..., axis=1)` on a DataFrame: Python code run once \
+               per row.",
+        why: "A Python-level loop over rows is slow on any hardware, and no GPU library can run arbitrary \
+              Python per row: under cudf.pandas, iteration falls back to the CPU, copying the table back from \
+              the GPU. Rewrite the loop as column operations (arithmetic on whole columns, `where`, \
+              `map`, `groupby`) — that alone is often 100x faster in pandas, and cuDF then runs it on the GPU.",
+        example: "total = 0.0\nfor _, row in orders.iterrows():\n    total += row[\"price\"] * row[\"qty\"]",
+        use_instead: "total = (orders[\"price\"] * orders[\"qty\"]).sum()",
+    },
+    Rule {
+        code: "CUML001",
+        name: "sklearn-on-cuml",
+        library: "cuml",
+        severity: Severity::Hint,
+        summary: "scikit-learn estimator that cuML's accelerator runs on the GPU",
+        what: "A scikit-learn estimator or transformer (or UMAP/HDBSCAN) that cuml.accel accelerates, \
+               constructed with parameters the GPU implementation supports.",
+        why: "cuML implements these estimators on the GPU with scikit-learn's API. `python -m cuml.accel` \
+              (or `cuml.accel.install()`) runs unchanged scikit-learn code on the GPU: from 2-10x for linear \
+              models to 50-600x for nearest neighbours, HDBSCAN and UMAP on large data. Small inputs can be \
+              slower than on the CPU.",
+        example: "from sklearn.ensemble import RandomForestClassifier\n\nmodel = RandomForestClassifier(n_estimators=100)\n\
+                  model.fit(X_train, y_train)",
+        use_instead: "# Unchanged code, run as: python -m cuml.accel script.py\n# or natively:\n\
+                      from cuml.ensemble import RandomForestClassifier\n\n\
+                      model = RandomForestClassifier(n_estimators=100)\nmodel.fit(X_train, y_train)",
+    },
+    Rule {
+        code: "CUML002",
+        name: "cuml-accel-cpu-fallback",
+        library: "cuml",
+        severity: Severity::Info,
+        summary: "scikit-learn estimator with a parameter that makes cuML's accelerator fall back to the CPU",
+        what: "A scikit-learn estimator that cuml.accel normally accelerates, constructed with a parameter \
+               value its GPU implementation does not support (for example `Ridge(positive=True)` or \
+               `SVC(probability=True)`).",
+        why: "cuml.accel checks each estimator's parameters and quietly runs unsupported configurations with \
+              scikit-learn on the CPU. Expecting a GPU speedup here would be wrong; change the parameter if \
+              the model allows it, or expect CPU speed.",
+        example: "from sklearn.linear_model import Ridge\n\nmodel = Ridge(alpha=1.0, positive=True)",
+        use_instead: "from sklearn.linear_model import Ridge\n\n# Without positive=True, cuml.accel runs Ridge on the GPU.\n\
+                      model = Ridge(alpha=1.0)",
+    },
+    Rule {
+        code: "CUGRAPH001",
+        name: "networkx-on-cugraph",
+        library: "cugraph",
+        severity: Severity::Hint,
+        summary: "NetworkX algorithm that the nx-cugraph backend runs on the GPU",
+        what: "A NetworkX algorithm (PageRank, betweenness centrality, Louvain, shortest paths, connected \
+               components, …) that nx-cugraph implements, on a graph that is not evidently small.",
+        why: "nx-cugraph is a NetworkX backend: with it installed and enabled, the same NetworkX calls run on \
+              the GPU — 10x faster on small graphs and 500x or more on graphs with millions of edges. \
+              Algorithms it lacks keep running in NetworkX.",
+        example: "import networkx as nx\n\nG = nx.read_edgelist(\"edges.txt\", nodetype=int)\nranks = nx.pagerank(G)",
+        use_instead: "# Unchanged code, run as: NX_CUGRAPH_AUTOCONFIG=True python script.py\n\
+                      # or per call:\nranks = nx.pagerank(G, backend=\"cugraph\")",
+    },
+    Rule {
+        code: "RAFT001",
+        name: "eigsh-on-raft",
+        library: "raft",
+        severity: Severity::Hint,
+        summary: "SciPy sparse eigensolver that pylibraft runs on the GPU",
+        what: "`scipy.sparse.linalg.eigsh` without shift-invert (`sigma`), which pylibraft's Lanczos solver \
+               implements for CSR matrices of float32/float64.",
+        why: "Sparse eigenproblems (spectral clustering, graph partitioning) spend their time in sparse \
+              matrix-vector products, which the GPU runs far faster. Move the matrix once with \
+              `cupyx.scipy.sparse.csr_matrix` and call pylibraft's `eigsh`.",
+        example: "from scipy.sparse.linalg import eigsh\n\nvalues, vectors = eigsh(A, k=10, which=\"LM\")",
+        use_instead: "import cupyx.scipy.sparse as gpu_sparse\nfrom pylibraft.sparse.linalg import eigsh\n\n\
+                      values, vectors = eigsh(gpu_sparse.csr_matrix(A), k=10, which=\"LM\")",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_prefixed_by_library() {
+        let mut seen = std::collections::HashSet::new();
+        for r in RULES {
+            assert!(seen.insert(r.code), "{} twice", r.code);
+            assert!(r.code.starts_with(&r.library.to_ascii_uppercase()), "{} vs {}", r.code, r.library);
+            assert!(gpulens_knowledge::Knowledge::get().library(r.library).is_some(), "{}", r.library);
+        }
+    }
+}

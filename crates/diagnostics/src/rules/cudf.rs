@@ -1,0 +1,116 @@
+//! CUDF001 (readers), CUDF002 (DataFrame work) and CUDF003 (row loops).
+
+use gpulens_knowledge::{ApiKind, ApiMapping, Library, Support};
+use super::{finding, install, is_small, library, loop_phrase, size_phrase, Call};
+use crate::semantic::{CallSite, Value};
+use crate::{Context, Finding};
+
+/// `pd.read_csv(...)`, `pd.merge(...)`: calls resolved through the imports.
+pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
+    let api = call.api;
+    let lib = call.library();
+    match api.kind {
+        ApiKind::Read => {
+            let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
+            out.push(call.finding(
+                "CUDF001",
+                format!(
+                    "`{}` parses the file on the CPU; {}'s `{gpu}` parses it on the GPU and keeps the table \
+                     there for the work that follows.{} Install: {}.",
+                    call.callee_text(),
+                    lib.name,
+                    zero_code_change(lib),
+                    install(call.cx, lib),
+                ),
+            ));
+        }
+        ApiKind::Compute => {
+            let value = call.cx.module.input_value(call.site.node, call.site.scope, 0);
+            if !call.is_small(value) {
+                out.push(op_finding(call.cx, call.site, call.callee_text(), api, lib, value));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `df.groupby(...)`, `df.iterrows()`: methods on a value known to be a DataFrame or Series.
+pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+        return;
+    };
+    let (Some(object), Some(method)) = (function.child_by_field_name("object"), function.child_by_field_name("attribute"))
+    else {
+        return;
+    };
+    let value = module.value(object, site.scope);
+    let Value::Frame(_) = value else { return };
+    let method = module.text_of(method);
+    let knowledge = module.knowledge();
+    let Some(api) = knowledge
+        .api(&format!("pandas.DataFrame.{method}"))
+        .or_else(|| knowledge.api(&format!("pandas.Series.{method}")))
+    else {
+        return;
+    };
+    let lib = library(cx, &api.library);
+    let callee = format!(".{method}()");
+    let fallbacks: Vec<_> = api.fallbacks.iter().filter(|f| super::fallback_applies(cx, site.node, f)).collect();
+    if api.kind == ApiKind::RowLoop || !fallbacks.is_empty() {
+        let why = fallbacks
+            .iter()
+            .map(|f| f.reason.as_str())
+            .chain(api.note.as_deref())
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push(finding(
+            site.node,
+            "CUDF003",
+            format!(
+                "`{callee}` runs Python code once per row. Vectorise it first: express it as operations on \
+                 whole columns, which is often 100x faster even in pandas and is what cuDF can run on the GPU. \
+                 {why}"
+            )
+            .trim_end()
+            .to_string(),
+        ));
+        return;
+    }
+    if api.kind != ApiKind::Method || api.support == Support::Missing || is_small(cx, value) {
+        return;
+    }
+    out.push(op_finding(cx, site, &callee, api, lib, value));
+}
+
+fn op_finding(
+    cx: &Context<'_, '_>,
+    site: &CallSite<'_>,
+    callee: &str,
+    api: &ApiMapping,
+    lib: &Library,
+    value: Value,
+) -> Finding {
+    let gpu = api.gpu.as_deref().map(|g| format!(" (`{g}`)")).unwrap_or_default();
+    let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
+    finding(
+        site.node,
+        "CUDF002",
+        format!(
+            "`{callee}` on a pandas table{} runs on the CPU; {} runs it on the GPU{gpu}.{}{}{} Install: {}.",
+            size_phrase(value, "rows"),
+            lib.name,
+            zero_code_change(lib),
+            loop_phrase(site),
+            note,
+            install(cx, lib),
+        ),
+    )
+}
+
+fn zero_code_change(lib: &Library) -> String {
+    match &lib.zero_code_change {
+        Some(z) => format!(" With {} the code stays unchanged: run `{}`.", z.name, z.script),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,40 @@
+//! CUGRAPH001: NetworkX algorithms the nx-cugraph backend runs on the GPU.
+
+use gpulens_knowledge::{ApiKind, Support};
+
+use super::{install, loop_phrase, size_phrase, Call};
+use crate::semantic::Value;
+use crate::Finding;
+
+pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
+    let api = call.api;
+    if api.kind != ApiKind::Algorithm || api.support == Support::Missing {
+        return;
+    }
+    let module = call.cx.module;
+    let graph = module
+        .first_positional(call.site.node)
+        .map_or(Value::Unknown, |g| module.value(g, call.site.scope));
+    // Graph sizes are in nodes; a graph with a tenth of `min-elements` nodes
+    // rarely has the ~10K edges where the GPU starts to pay off.
+    if let Value::Graph(Some(nodes)) = graph {
+        if nodes < call.cx.settings.min_elements / 10 {
+            return;
+        }
+    }
+    let lib = call.library();
+    let zero = lib.zero_code_change.as_ref().map(|z| format!(" `{}`, or", z.script)).unwrap_or_default();
+    out.push(call.finding(
+        "CUGRAPH001",
+        format!(
+            "`{}` ({}) runs in pure Python on the CPU; the nx-cugraph backend runs the same call on the \
+             GPU{}. Enable it without code changes:{} pass `backend=\"cugraph\"` to this call.{} Install: {}.",
+            call.callee_text(),
+            call.name,
+            size_phrase(graph, "nodes"),
+            zero,
+            loop_phrase(call.site),
+            install(call.cx, lib),
+        ),
+    ));
+}

@@ -1,0 +1,132 @@
+//! The rules. Each call site is resolved once (through imports, or through
+//! the value its receiver holds) and handed to the rule family of the
+//! library its knowledge-base entry names.
+
+mod cudf;
+mod cugraph;
+mod cuml;
+mod cupy;
+
+use gpulens_knowledge::{ApiMapping, Fallback, Library};
+use gpulens_syntax::Node;
+
+use crate::semantic::{CallSite, Value};
+use crate::{registry, Context, Finding};
+
+pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for site in &cx.module.calls {
+        if let Some((name, api)) = cx.module.resolve_call(site.node) {
+            let call = Call { site, name, api, cx };
+            match api.library.as_str() {
+                "cupy" | "raft" => cupy::check(&call, &mut out),
+                "cudf" => cudf::check_function(&call, &mut out),
+                "cuml" => cuml::check(&call, &mut out),
+                "cugraph" => cugraph::check(&call, &mut out),
+                _ => {}
+            }
+        } else {
+            cudf::check_method(cx, site, &mut out);
+        }
+    }
+    out
+}
+
+/// A call resolved to a knowledge-base entry.
+pub(crate) struct Call<'a, 't> {
+    pub site: &'a CallSite<'t>,
+    /// Fully qualified CPU name.
+    pub name: String,
+    pub api: &'static ApiMapping,
+    pub cx: &'a Context<'a, 't>,
+}
+
+impl Call<'_, '_> {
+    /// The callee as written (`np.fft.fft`).
+    pub fn callee_text(&self) -> &str {
+        self.site.node.child_by_field_name("function").map_or("", |f| self.cx.module.text_of(f))
+    }
+
+    pub fn library(&self) -> &'static Library {
+        library(self.cx, &self.api.library)
+    }
+
+    pub fn finding(&self, code: &'static str, message: String) -> Finding {
+        finding(self.site.node, code, message)
+    }
+
+    /// The documented fallbacks whose condition this call meets.
+    pub fn matched_fallbacks(&self) -> Vec<&'static Fallback> {
+        self.api.fallbacks.iter().filter(|f| fallback_applies(self.cx, self.site.node, f)).collect()
+    }
+
+    /// Whether a known size is below the point where the GPU pays off.
+    pub fn is_small(&self, value: Value) -> bool {
+        is_small(self.cx, value)
+    }
+}
+
+pub(crate) fn is_small(cx: &Context<'_, '_>, value: Value) -> bool {
+    value.elements().is_some_and(|n| n < cx.settings.min_elements)
+}
+
+pub(crate) fn library(cx: &Context<'_, '_>, id: &str) -> &'static Library {
+    cx.module.knowledge().library(id).expect("knowledge is checked to name only known libraries")
+}
+
+pub(crate) fn finding(node: Node<'_>, code: &'static str, message: String) -> Finding {
+    let rule = registry::rule(code).expect("rules emit registered codes");
+    Finding { range: node.byte_range(), code, library: rule.library, severity: rule.severity, message, fix: None }
+}
+
+fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -> bool {
+    let value = cx.module.keyword(call, &fallback.param);
+    let Some(value) = value else { return fallback.absent };
+    if fallback.present {
+        return true;
+    }
+    let text: String = cx.module.text_of(value).split_whitespace().collect();
+    if fallback.equals.iter().any(|e| *e == text) {
+        return true;
+    }
+    let literal = matches!(value.kind(), "string" | "integer" | "float" | "true" | "false" | "none");
+    !fallback.not_in.is_empty() && literal && !fallback.not_in.iter().any(|e| *e == text)
+}
+
+/// The install command, for the CUDA major the GPU profile reports, or both.
+pub(crate) fn install(cx: &Context<'_, '_>, lib: &Library) -> String {
+    match (cx.gpu.cuda_major, &lib.install.cu13) {
+        (Some(13..), Some(cu13)) => format!("`{cu13}`"),
+        (Some(_), _) | (None, None) => format!("`{}`", lib.install.cu12),
+        (None, Some(cu13)) => format!("`{}` (CUDA 12) or `{cu13}` (CUDA 13)", lib.install.cu12),
+    }
+}
+
+/// `12,345,678`
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// " on 1,000,000 elements", or nothing when the size is unknown.
+pub(crate) fn size_phrase(value: Value, unit: &str) -> String {
+    match value.elements() {
+        Some(n) if n > 1 => format!(" on {} {unit}", thousands(n)),
+        _ => String::new(),
+    }
+}
+
+pub(crate) fn loop_phrase(site: &CallSite<'_>) -> &'static str {
+    if site.loop_depth > 0 {
+        " It sits inside a loop, so it runs many times: keep its data on the GPU across iterations."
+    } else {
+        ""
+    }
+}

@@ -1,0 +1,707 @@
+//! What a module means, as far as the rules need: which names are imported
+//! from where, what values names hold (arrays, DataFrames, graphs, sizes),
+//! which calls it makes and where (in a function, in a loop).
+//!
+//! Everything is collected in one iterative walk over the tree, so no input —
+//! however deeply nested — can exhaust the stack, and values are evaluated on
+//! demand with a depth limit.
+
+use std::collections::HashMap;
+
+use gpulens_knowledge::{ApiKind, ApiMapping, Knowledge, SizeSpec};
+use gpulens_syntax::{Node, Tree};
+
+/// How deep value evaluation may recurse through expressions and bindings.
+const MAX_EVAL_DEPTH: u32 = 24;
+
+/// What an expression holds, as far as sizes and types go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    Unknown,
+    /// An integer whose value is known.
+    Int(u64),
+    /// A single number (a float literal, an array element, a loop index).
+    Scalar,
+    /// An array (or a Python list of numbers) with this many elements, if known.
+    Array(Option<u64>),
+    /// A pandas DataFrame or Series with this many rows, if known.
+    Frame(Option<u64>),
+    /// A NetworkX graph with this many nodes, if known.
+    Graph(Option<u64>),
+}
+
+impl Value {
+    /// Number of elements the value stands for, when known.
+    pub fn elements(self) -> Option<u64> {
+        match self {
+            Value::Int(_) | Value::Scalar => Some(1),
+            Value::Array(n) | Value::Frame(n) | Value::Graph(n) => n,
+            Value::Unknown => None,
+        }
+    }
+
+    fn merge(self, other: Value) -> Value {
+        use Value::*;
+        let max = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a.max(b));
+        match (self, other) {
+            (Int(a), Int(b)) => Int(a.max(b)),
+            (Scalar, Scalar) | (Int(_), Scalar) | (Scalar, Int(_)) => Scalar,
+            (Array(a), Array(b)) => Array(max(a, b)),
+            (Frame(a), Frame(b)) => Frame(max(a, b)),
+            (Graph(a), Graph(b)) => Graph(max(a, b)),
+            _ => Unknown,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Binding<'t> {
+    /// `name = expr`
+    Assigned(Node<'t>),
+    /// `def f(name: annotation)`
+    Annotated(Node<'t>),
+    /// `for name in range(…)`
+    LoopIndex,
+}
+
+/// A call site and its context.
+#[derive(Debug, Clone, Copy)]
+pub struct CallSite<'t> {
+    pub node: Node<'t>,
+    pub scope: usize,
+    /// How many loops (for, while, comprehensions) enclose it.
+    pub loop_depth: u32,
+}
+
+/// A `# gpulens: ignore[…]` comment.
+#[derive(Debug, Clone)]
+pub struct Suppression {
+    pub offset: usize,
+    /// Empty: every code.
+    pub codes: Vec<String>,
+}
+
+pub struct Module<'t> {
+    pub text: &'t str,
+    /// Local name → fully qualified module or object (`np` → `numpy`).
+    imports: HashMap<&'t str, String>,
+    bindings: HashMap<(usize, &'t str), Vec<Binding<'t>>>,
+    pub calls: Vec<CallSite<'t>>,
+    pub suppressions: Vec<Suppression>,
+    knowledge: &'static Knowledge,
+}
+
+const MODULE_SCOPE: usize = usize::MAX;
+
+impl<'t> Module<'t> {
+    pub fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge) -> Self {
+        let mut module = Module {
+            text,
+            imports: HashMap::new(),
+            bindings: HashMap::new(),
+            calls: Vec::new(),
+            suppressions: Vec::new(),
+            knowledge,
+        };
+        module.collect(tree);
+        module
+    }
+
+    pub fn knowledge(&self) -> &'static Knowledge {
+        self.knowledge
+    }
+
+    pub fn text_of(&self, node: Node<'_>) -> &'t str {
+        &self.text[node.byte_range()]
+    }
+
+    /// Imports bound in this module, local name → qualified target.
+    pub fn imports(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.imports.iter().map(|(k, v)| (*k, v.as_str()))
+    }
+
+    fn collect(&mut self, tree: &'t Tree) {
+        let mut cursor = tree.walk();
+        let mut scopes: Vec<usize> = vec![MODULE_SCOPE];
+        let mut loop_depth = 0u32;
+        loop {
+            let node = cursor.node();
+            // Enter.
+            match node.kind() {
+                "function_definition" | "lambda" => {
+                    scopes.push(node.id());
+                    if let Some(params) = node.child_by_field_name("parameters") {
+                        self.collect_parameters(params, node.id());
+                    }
+                }
+                "for_statement" => self.collect_loop_target(node, *scopes.last().unwrap()),
+                // Only a loop's body repeats; its iterable is evaluated once.
+                "block" if is_loop_body(node) => loop_depth += 1,
+                "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
+                    loop_depth += 1
+                }
+                "call" => self.calls.push(CallSite { node, scope: *scopes.last().unwrap(), loop_depth }),
+                "assignment" => self.collect_assignment(node, *scopes.last().unwrap()),
+                "import_statement" => self.collect_import(node),
+                "import_from_statement" => self.collect_import_from(node),
+                "comment" => self.collect_comment(node),
+                _ => {}
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            // Exit finished nodes until one has a next sibling.
+            loop {
+                match cursor.node().kind() {
+                    "function_definition" | "lambda" => {
+                        scopes.pop();
+                    }
+                    "block" if is_loop_body(cursor.node()) => loop_depth -= 1,
+                    "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
+                        loop_depth -= 1
+                    }
+                    _ => {}
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn bind(&mut self, scope: usize, name: Node<'t>, binding: Binding<'t>) {
+        let name = &self.text[name.byte_range()];
+        self.bindings.entry((scope, name)).or_default().push(binding);
+    }
+
+    fn collect_parameters(&mut self, params: Node<'t>, scope: usize) {
+        let mut cursor = params.walk();
+        for param in params.named_children(&mut cursor) {
+            if matches!(param.kind(), "typed_parameter" | "typed_default_parameter") {
+                let name = param
+                    .child_by_field_name("name")
+                    .or_else(|| param.named_child(0).filter(|n| n.kind() == "identifier"));
+                if let (Some(name), Some(ty)) = (name, param.child_by_field_name("type")) {
+                    self.bind(scope, name, Binding::Annotated(ty));
+                }
+            }
+        }
+    }
+
+    fn collect_loop_target(&mut self, node: Node<'t>, scope: usize) {
+        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return;
+        };
+        if left.kind() == "identifier"
+            && right.kind() == "call"
+            && right.child_by_field_name("function").is_some_and(|f| self.text_of(f) == "range")
+        {
+            self.bind(scope, left, Binding::LoopIndex);
+        }
+    }
+
+    fn collect_assignment(&mut self, node: Node<'t>, scope: usize) {
+        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            // Annotated declaration without a value: `x: np.ndarray`.
+            if let (Some(left), Some(ty)) = (node.child_by_field_name("left"), node.child_by_field_name("type")) {
+                if left.kind() == "identifier" {
+                    self.bind(scope, left, Binding::Annotated(ty));
+                }
+            }
+            return;
+        };
+        if left.kind() == "identifier" {
+            self.bind(scope, left, Binding::Assigned(right));
+        }
+    }
+
+    fn collect_import(&mut self, node: Node<'t>) {
+        let mut cursor = node.walk();
+        for child in node.children_by_field_name("name", &mut cursor) {
+            match child.kind() {
+                // `import a.b` binds `a` to the package `a`.
+                "dotted_name" => {
+                    let full = self.text_of(child);
+                    let first = full.split('.').next().unwrap_or(full).trim();
+                    self.imports.insert(first, first.to_string());
+                }
+                // `import a.b as c` binds `c` to `a.b`.
+                "aliased_import" => {
+                    if let (Some(name), Some(alias)) =
+                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
+                    {
+                        self.imports.insert(self.text_of(alias), dotted(self.text_of(name)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn collect_import_from(&mut self, node: Node<'t>) {
+        let Some(module) = node.child_by_field_name("module_name") else { return };
+        if module.kind() != "dotted_name" {
+            return; // relative imports name the user's own code
+        }
+        let module = dotted(self.text_of(module));
+        let mut cursor = node.walk();
+        for child in node.children_by_field_name("name", &mut cursor) {
+            match child.kind() {
+                "dotted_name" => {
+                    let name = self.text_of(child);
+                    self.imports.insert(name, format!("{module}.{}", dotted(name)));
+                }
+                "aliased_import" => {
+                    if let (Some(name), Some(alias)) =
+                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
+                    {
+                        self.imports.insert(self.text_of(alias), format!("{module}.{}", dotted(self.text_of(name))));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn collect_comment(&mut self, node: Node<'t>) {
+        if let Some(codes) = parse_suppression(self.text_of(node)) {
+            self.suppressions.push(Suppression { offset: node.start_byte(), codes });
+        }
+    }
+
+    /// The fully qualified name an expression refers to through the imports:
+    /// `np.fft.fft` → `numpy.fft.fft`, `KM` → `sklearn.cluster.KMeans`.
+    pub fn qualified_name(&self, expr: Node<'_>) -> Option<String> {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut node = expr;
+        loop {
+            match node.kind() {
+                "identifier" => {
+                    let root = self.imports.get(self.text_of(node))?;
+                    let mut name = root.clone();
+                    for part in parts.iter().rev() {
+                        name.push('.');
+                        name.push_str(part);
+                    }
+                    return Some(name);
+                }
+                "attribute" => {
+                    parts.push(self.text_of(node.child_by_field_name("attribute")?));
+                    node = node.child_by_field_name("object")?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The knowledge-base entry a call's callee resolves to.
+    pub fn resolve_call(&self, call: Node<'_>) -> Option<(String, &'static ApiMapping)> {
+        let name = self.qualified_name(call.child_by_field_name("function")?)?;
+        let api = self.knowledge.api(&name)?;
+        Some((name, api))
+    }
+
+    fn lookup<'s>(&'s self, scope: usize, name: &'s str) -> Option<&'s [Binding<'t>]> {
+        self.bindings
+            .get(&(scope, name))
+            .or_else(|| self.bindings.get(&(MODULE_SCOPE, name)))
+            .map(Vec::as_slice)
+    }
+
+    /// What `expr`, seen from `scope`, holds.
+    pub fn value(&self, expr: Node<'_>, scope: usize) -> Value {
+        self.eval(expr, scope, 0)
+    }
+
+    fn eval(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
+        if depth > MAX_EVAL_DEPTH {
+            return Value::Unknown;
+        }
+        let depth = depth + 1;
+        match expr.kind() {
+            "integer" => parse_int(self.text_of(expr)).map_or(Value::Scalar, Value::Int),
+            "float" => {
+                let text = self.text_of(expr).replace('_', "");
+                match text.parse::<f64>() {
+                    Ok(f) if f >= 0.0 && f.fract() == 0.0 && f < 1e18 && text.contains(['e', 'E']) => {
+                        Value::Int(f as u64)
+                    }
+                    _ => Value::Scalar,
+                }
+            }
+            "true" | "false" | "none" | "string" | "concatenated_string" => Value::Unknown,
+            "parenthesized_expression" => expr.named_child(0).map_or(Value::Unknown, |e| self.eval(e, scope, depth)),
+            "unary_operator" => match expr.child_by_field_name("argument").map(|a| self.eval(a, scope, depth)) {
+                Some(Value::Int(_) | Value::Scalar) => Value::Scalar,
+                Some(v @ Value::Array(_)) => v,
+                _ => Value::Unknown,
+            },
+            "list" | "tuple" => Value::Array(element_count(expr)),
+            "identifier" => {
+                let name = self.text_of(expr);
+                if self.imports.contains_key(name) {
+                    return Value::Unknown;
+                }
+                let Some(bindings) = self.lookup(scope, name) else { return Value::Unknown };
+                let mut merged: Option<Value> = None;
+                for binding in bindings.iter().take(8) {
+                    let v = match *binding {
+                        Binding::Assigned(rhs) => self.eval(rhs, scope, depth),
+                        Binding::Annotated(ty) => self.annotation_value(ty),
+                        Binding::LoopIndex => Value::Scalar,
+                    };
+                    merged = Some(merged.map_or(v, |m| m.merge(v)));
+                }
+                merged.unwrap_or(Value::Unknown)
+            }
+            "binary_operator" => {
+                let (Some(l), Some(r)) = (expr.child_by_field_name("left"), expr.child_by_field_name("right")) else {
+                    return Value::Unknown;
+                };
+                let op = expr.child_by_field_name("operator").map_or("", |o| self.text_of(o));
+                let (l, r) = (self.eval(l, scope, depth), self.eval(r, scope, depth));
+                match (l, r) {
+                    (Value::Int(a), Value::Int(b)) => match op {
+                        "*" => Value::Int(a.saturating_mul(b)),
+                        "+" => Value::Int(a.saturating_add(b)),
+                        "-" => Value::Int(a.saturating_sub(b)),
+                        "//" if b != 0 => Value::Int(a / b),
+                        "**" => Value::Int(a.saturating_pow(b.min(64) as u32)),
+                        _ => Value::Scalar,
+                    },
+                    (Value::Array(a), Value::Array(b)) => Value::Array(a.zip(b).map(|(a, b)| a.max(b))),
+                    (v @ Value::Array(_), Value::Int(_) | Value::Scalar)
+                    | (Value::Int(_) | Value::Scalar, v @ Value::Array(_)) => v,
+                    (v @ Value::Frame(_), _) | (_, v @ Value::Frame(_)) => v,
+                    (Value::Int(_) | Value::Scalar, Value::Int(_) | Value::Scalar) => Value::Scalar,
+                    _ => Value::Unknown,
+                }
+            }
+            "attribute" => {
+                let Some(object) = expr.child_by_field_name("object") else { return Value::Unknown };
+                match self.eval(object, scope, depth) {
+                    v @ (Value::Array(_) | Value::Frame(_)) => v,
+                    _ => Value::Unknown,
+                }
+            }
+            "subscript" => {
+                let Some(object) = expr.child_by_field_name("value") else { return Value::Unknown };
+                match self.eval(object, scope, depth) {
+                    Value::Array(n) => {
+                        let mut cursor = expr.walk();
+                        let sliced = expr
+                            .children_by_field_name("subscript", &mut cursor)
+                            .any(|s| s.kind() == "slice" || s.kind() == "tuple");
+                        if sliced {
+                            Value::Array(None)
+                        } else {
+                            // One element (or one row): not array work by itself.
+                            let _ = n;
+                            Value::Scalar
+                        }
+                    }
+                    v @ Value::Frame(_) => v,
+                    _ => Value::Unknown,
+                }
+            }
+            "call" => self.eval_call(expr, scope, depth),
+            _ => Value::Unknown,
+        }
+    }
+
+    fn annotation_value(&self, ty: Node<'_>) -> Value {
+        let expr = if ty.kind() == "type" { ty.named_child(0) } else { Some(ty) };
+        match expr.and_then(|e| self.qualified_name(e)).as_deref() {
+            Some("numpy.ndarray" | "numpy.typing.NDArray" | "numpy.typing.ArrayLike") => Value::Array(None),
+            Some("pandas.DataFrame" | "pandas.Series") => Value::Frame(None),
+            Some("networkx.Graph" | "networkx.DiGraph" | "networkx.MultiGraph" | "networkx.MultiDiGraph") => {
+                Value::Graph(None)
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    fn eval_call(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
+        let Some(function) = call.child_by_field_name("function") else { return Value::Unknown };
+        if let Some((_, api)) = self.resolve_call(call) {
+            let size = api.size.as_ref().and_then(|spec| self.size_of_call(call, spec, scope, depth));
+            return match (api.library.as_str(), api.kind) {
+                ("cudf", ApiKind::Create | ApiKind::Read) => Value::Frame(size),
+                ("cudf", ApiKind::Compute | ApiKind::Method) => Value::Frame(None),
+                ("cugraph", ApiKind::Graph) => Value::Graph(size),
+                (_, ApiKind::Create | ApiKind::Generate | ApiKind::Read) => Value::Array(size),
+                (_, ApiKind::Compute) => self.input_value(call, scope, depth),
+                _ => Value::Unknown,
+            };
+        }
+        if function.kind() == "identifier" && self.text_of(function) == "len" && !self.imports.contains_key("len") {
+            let arg = call.child_by_field_name("arguments").and_then(|a| a.named_child(0));
+            return match arg.map(|a| self.eval(a, scope, depth)) {
+                Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
+                _ => Value::Unknown,
+            };
+        }
+        if function.kind() == "attribute" {
+            let Some(object) = function.child_by_field_name("object") else { return Value::Unknown };
+            let method = function.child_by_field_name("attribute").map_or("", |m| self.text_of(m));
+            return match self.eval(object, scope, depth) {
+                v @ Value::Array(_) => match method {
+                    "astype" | "copy" | "reshape" | "ravel" | "flatten" | "transpose" | "conj" | "clip" | "round" => v,
+                    _ => Value::Unknown,
+                },
+                Value::Frame(n) => match method {
+                    // Iterators, plain Python data, and group/window objects (whose own
+                    // methods are part of the call that created them).
+                    "iterrows" | "itertuples" | "items" | "iteritems" | "tolist" | "to_dict" | "to_numpy"
+                    | "groupby" | "rolling" | "resample" | "expanding" | "ewm" => Value::Unknown,
+                    _ => Value::Frame(n),
+                },
+                _ => Value::Unknown,
+            };
+        }
+        Value::Unknown
+    }
+
+    /// The combined value of a call's data arguments: the largest known
+    /// size, or unknown when any argument's size is unknown.
+    pub fn input_value(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
+        let Some(args) = call.child_by_field_name("arguments") else { return Value::Unknown };
+        let mut cursor = args.walk();
+        let mut merged: Option<Value> = None;
+        for arg in args.named_children(&mut cursor) {
+            let v = match arg.kind() {
+                "keyword_argument" => continue,
+                "comment" => continue,
+                "list_splat" | "dictionary_splat" => Value::Unknown,
+                _ => self.eval(arg, scope, depth + 1),
+            };
+            let v = match v {
+                Value::Int(_) => Value::Scalar,
+                v => v,
+            };
+            merged = Some(match (merged, v) {
+                (None, v) => v,
+                (Some(Value::Unknown), _) | (_, Value::Unknown) => Value::Unknown,
+                (Some(Value::Scalar), v) | (Some(v), Value::Scalar) => v,
+                (Some(m), v) => {
+                    let n = m.elements().zip(v.elements()).map(|(a, b)| a.max(b));
+                    match m {
+                        Value::Frame(_) => Value::Frame(n),
+                        Value::Graph(_) => Value::Graph(n),
+                        _ => Value::Array(n),
+                    }
+                }
+            });
+        }
+        merged.unwrap_or(Value::Unknown)
+    }
+
+    /// Number of elements a call asks for, read from its arguments as `spec` says.
+    pub fn size_of_call(&self, call: Node<'_>, spec: &SizeSpec, scope: usize, depth: u32) -> Option<u64> {
+        let args = call.child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let children: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+        let positional: Vec<Node<'_>> = children.iter().copied().filter(|n| n.kind() != "keyword_argument").collect();
+        if positional.iter().any(|n| matches!(n.kind(), "list_splat" | "dictionary_splat")) {
+            return None;
+        }
+        if spec.varargs {
+            if positional.is_empty() {
+                return Some(1);
+            }
+            return positional.iter().try_fold(1u64, |acc, &n| match self.eval(n, scope, depth) {
+                Value::Int(v) => Some(acc.saturating_mul(v)),
+                _ => None,
+            });
+        }
+        let keyword = spec.keyword.as_deref().and_then(|kw| {
+            children.iter().find_map(|n| {
+                (n.kind() == "keyword_argument"
+                    && n.child_by_field_name("name").is_some_and(|name| self.text_of(name) == kw))
+                .then(|| n.child_by_field_name("value"))
+                .flatten()
+            })
+        });
+        let arg = keyword.or_else(|| spec.arg.and_then(|i| positional.get(i).copied()))?;
+        if spec.data {
+            return match arg.kind() {
+                "dictionary" => {
+                    // A dict of columns: rows are the longest column.
+                    let mut cursor = arg.walk();
+                    let rows = arg
+                        .named_children(&mut cursor)
+                        .filter_map(|pair| pair.child_by_field_name("value"))
+                        .map(|v| self.eval(v, scope, depth).elements())
+                        .try_fold(0u64, |acc, n| n.map(|n| acc.max(n)));
+                    rows
+                }
+                _ => self.eval(arg, scope, depth).elements(),
+            };
+        }
+        self.shape_size(arg, scope, depth)
+    }
+
+    /// Elements in a shape: an int, or a tuple/list of ints.
+    fn shape_size(&self, shape: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        match shape.kind() {
+            "tuple" | "list" => {
+                let mut cursor = shape.walk();
+                let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
+                dims.into_iter().try_fold(1u64, |acc, d| match self.eval(d, scope, depth) {
+                    Value::Int(v) => Some(acc.saturating_mul(v)),
+                    _ => None,
+                })
+            }
+            _ => match self.eval(shape, scope, depth) {
+                Value::Int(v) => Some(v),
+                _ => None,
+            },
+        }
+    }
+
+    /// The source text of keyword argument `name` of a call, if given.
+    pub fn keyword<'a>(&self, call: Node<'a>, name: &str) -> Option<Node<'a>> {
+        let args = call.child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let found = args.named_children(&mut cursor).find(|n| {
+            n.kind() == "keyword_argument" && n.child_by_field_name("name").is_some_and(|k| self.text_of(k) == name)
+        });
+        found.and_then(|n| n.child_by_field_name("value"))
+    }
+
+    /// The first positional argument of a call.
+    pub fn first_positional<'a>(&self, call: Node<'a>) -> Option<Node<'a>> {
+        let args = call.child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let found = args.named_children(&mut cursor).find(|n| !matches!(n.kind(), "keyword_argument" | "comment"));
+        found
+    }
+}
+
+fn is_loop_body(block: Node<'_>) -> bool {
+    block.parent().is_some_and(|p| {
+        matches!(p.kind(), "for_statement" | "while_statement")
+            && p.child_by_field_name("body").is_some_and(|b| b.id() == block.id())
+    })
+}
+
+fn dotted(name: &str) -> String {
+    name.split('.').map(str::trim).collect::<Vec<_>>().join(".")
+}
+
+fn parse_int(text: &str) -> Option<u64> {
+    let t = text.replace('_', "");
+    let t = t.trim_end_matches(['l', 'L']);
+    let (digits, radix) = match t.get(..2) {
+        Some("0x" | "0X") => (&t[2..], 16),
+        Some("0o" | "0O") => (&t[2..], 8),
+        Some("0b" | "0B") => (&t[2..], 2),
+        _ => (t, 10),
+    };
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// Elements in a list/tuple literal, nested lists multiplied out.
+fn element_count(node: Node<'_>) -> Option<u64> {
+    let mut total = 1u64;
+    let mut node = node;
+    // Iterative descent through the first element: [[1, 2], [3, 4]] → 2 × 2.
+    for _ in 0..8 {
+        let mut cursor = node.walk();
+        let items: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+        if items.iter().any(|n| matches!(n.kind(), "list_splat" | "list_comprehension")) {
+            return None;
+        }
+        total = total.saturating_mul(items.len() as u64);
+        match items.first() {
+            Some(first) if matches!(first.kind(), "list" | "tuple") => node = *first,
+            _ => return Some(total),
+        }
+    }
+    Some(total)
+}
+
+/// `# gpulens: ignore` → Some([]); `# gpulens: ignore[A, B]` → Some([A, B]).
+pub fn parse_suppression(comment: &str) -> Option<Vec<String>> {
+    let body = comment.trim_start_matches('#').trim_start();
+    let at = body.find("gpulens:")?;
+    let rest = body[at + "gpulens:".len()..].trim_start();
+    let rest = rest.strip_prefix("ignore")?;
+    match rest.strip_prefix('[') {
+        Some(list) => {
+            let list = list.split(']').next()?;
+            Some(list.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect())
+        }
+        None if rest.is_empty() || rest.starts_with(char::is_whitespace) => Some(Vec::new()),
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module_imports(src: &str) -> Vec<(String, String)> {
+        let tree = gpulens_syntax::parse(src);
+        let module = Module::new(src, &tree, Knowledge::get());
+        let mut v: Vec<_> = module.imports().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn import_forms() {
+        let src = "import numpy as np\nimport numpy.linalg as la\nfrom numpy import fft as F\n\
+                   from sklearn.cluster import KMeans as KM\nimport pandas\nimport scipy.sparse\n\
+                   from networkx import pagerank\nfrom . import local\n";
+        assert_eq!(
+            module_imports(src),
+            [
+                ("F", "numpy.fft"),
+                ("KM", "sklearn.cluster.KMeans"),
+                ("la", "numpy.linalg"),
+                ("np", "numpy"),
+                ("pagerank", "networkx.pagerank"),
+                ("pandas", "pandas"),
+                ("scipy", "scipy"),
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+    }
+
+    #[test]
+    fn qualified_names_of_calls() {
+        let src = "import numpy as np\nimport numpy.linalg as la\nfrom numpy import fft as F\n\
+                   np.fft.fft(a)\nla.svd(m)\nF.ifft(b)\nother.fft(c)\n";
+        let tree = gpulens_syntax::parse(src);
+        let module = Module::new(src, &tree, Knowledge::get());
+        let names: Vec<_> = module
+            .calls
+            .iter()
+            .map(|c| module.qualified_name(c.node.child_by_field_name("function").unwrap()))
+            .collect();
+        assert_eq!(
+            names,
+            [Some("numpy.fft.fft".to_string()), Some("numpy.linalg.svd".into()), Some("numpy.fft.ifft".into()), None]
+        );
+    }
+
+    #[test]
+    fn suppression_comments() {
+        assert_eq!(parse_suppression("# gpulens: ignore"), Some(vec![]));
+        assert_eq!(parse_suppression("#gpulens: ignore[CUPY001, CUDF002]"), Some(vec!["CUPY001".into(), "CUDF002".into()]));
+        assert_eq!(parse_suppression("# noqa  # gpulens: ignore[CUPY001]"), Some(vec!["CUPY001".into()]));
+        assert_eq!(parse_suppression("# gpulens: ignored"), None);
+        assert_eq!(parse_suppression("# ignore"), None);
+    }
+
+    #[test]
+    fn integer_literals() {
+        assert_eq!(parse_int("10_000_000"), Some(10_000_000));
+        assert_eq!(parse_int("0x10"), Some(16));
+        assert_eq!(parse_int("99999999999999999999999"), None);
+    }
+}

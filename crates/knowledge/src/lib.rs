@@ -1,0 +1,365 @@
+//! The decision framework as data: which NVIDIA library replaces which CPU
+//! code, how to install it, and where it falls back to the CPU.
+//!
+//! Everything here is read from the TOML and Markdown files under
+//! `knowledge/`, embedded at build time. This crate knows nothing of syntax
+//! trees, editors or GPUs attached to the machine.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+mod files {
+    include!(concat!(env!("OUT_DIR"), "/files.rs"));
+}
+
+/// Where a library stands upstream; advice for anything but `Active` says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Active,
+    Maintenance,
+    Archived,
+    Discontinued,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Maintenance => "maintenance",
+            Status::Archived => "archived",
+            Status::Discontinued => "discontinued",
+        }
+    }
+}
+
+/// A value that differs between CUDA 12 and CUDA 13 systems.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerCuda<T> {
+    pub cu12: T,
+    pub cu13: Option<T>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZeroCodeChange {
+    /// The mode's name, e.g. `cudf.pandas`.
+    pub name: String,
+    /// How to run an unchanged script with it.
+    pub script: String,
+    /// The line(s) to put at the top of a notebook.
+    pub notebook: Option<String>,
+    /// The code to add at the top of a program, before the CPU library is imported.
+    pub code: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Library {
+    /// Short id used in rule output: `cupy`, `cudf`, …
+    pub id: String,
+    /// Display name: `CuPy`, `cuDF`, …
+    pub name: String,
+    /// One line: what CPU code it replaces.
+    pub replaces: String,
+    /// A paragraph on what it is best at.
+    pub summary: String,
+    pub status: Status,
+    /// Set when status is not active: what to use instead, and why.
+    pub successor: Option<String>,
+    pub docs: String,
+    pub install: PerCuda<String>,
+    /// Extra words about installing (a separate package index, wheels only on GitHub…).
+    pub install_note: Option<String>,
+    pub zero_code_change: Option<ZeroCodeChange>,
+    /// Minimum compute capability, as "major.minor".
+    pub min_compute_capability: PerCuda<String>,
+    /// Minimum NVIDIA driver version (major), per CUDA major.
+    pub min_driver: PerCuda<u32>,
+    pub platforms: Option<String>,
+}
+
+/// What a CPU API does to its data, which decides when a hint is right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKind {
+    /// Does work on array inputs: worth a hint unless the inputs are tiny.
+    Compute,
+    /// Produces data by computation (random numbers): worth a hint unless the requested size is tiny.
+    Generate,
+    /// Allocates or converts (`zeros`, `array`): never a hint by itself, but tells sizes.
+    Create,
+    /// Reads a file into memory.
+    Read,
+    /// A method on a DataFrame/Series (`cpu` is `pandas.DataFrame.groupby`).
+    Method,
+    /// A row-by-row loop or row-wise function (`iterrows`, `apply(axis=1)`).
+    RowLoop,
+    /// A machine-learning estimator or transformer class.
+    Estimator,
+    /// A function (model selection, metrics) that runs on what estimators produce.
+    Function,
+    /// A graph algorithm.
+    Algorithm,
+    /// Builds a graph (a generator or a reader): tells the graph's size.
+    Graph,
+}
+
+/// How well the GPU library covers a CPU API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Support {
+    /// Same API, runs on the GPU.
+    Full,
+    /// Runs on the GPU with documented differences or restrictions (see `note`).
+    Partial,
+    /// Accepted, but the accelerator runs it on the CPU.
+    Fallback,
+    /// The GPU library has no equivalent: say so honestly, never promise a speedup.
+    Missing,
+}
+
+/// Where a call's size (number of elements) can be read from.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeSpec {
+    /// Positional index of the shape argument (an int or a tuple of ints).
+    pub arg: Option<usize>,
+    /// Keyword name of the shape argument.
+    pub keyword: Option<String>,
+    /// Every positional argument is a dimension (`numpy.random.rand(3, 4)`).
+    #[serde(default)]
+    pub varargs: bool,
+    /// The argument is the data itself: a list/tuple literal whose elements are counted.
+    #[serde(default)]
+    pub data: bool,
+}
+
+/// A documented condition under which the GPU library runs a call on the CPU.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fallback {
+    /// The keyword argument that decides it.
+    pub param: String,
+    /// Falls back when the argument's source text is one of these (`True`, `"lbfgs"`).
+    #[serde(default)]
+    pub equals: Vec<String>,
+    /// Falls back when the argument is a literal not in this list.
+    #[serde(default)]
+    pub not_in: Vec<String>,
+    /// Falls back whenever the argument is given at all.
+    #[serde(default)]
+    pub present: bool,
+    /// Falls back when the argument is absent (the default value is the unsupported one).
+    #[serde(default)]
+    pub absent: bool,
+    /// Why, in words for the user.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiMapping {
+    /// Fully qualified CPU name, e.g. `numpy.fft.fft` or `pandas.DataFrame.groupby`.
+    pub cpu: String,
+    /// Fully qualified GPU name, when there is one.
+    pub gpu: Option<String>,
+    /// Library id; defaults to the file's `library`.
+    #[serde(default)]
+    pub library: String,
+    pub kind: ApiKind,
+    #[serde(default = "default_support")]
+    pub support: Support,
+    pub note: Option<String>,
+    pub size: Option<SizeSpec>,
+    #[serde(default)]
+    pub fallbacks: Vec<Fallback>,
+    /// Typical speedup on a large input, when a source gives one (e.g. "5-50x").
+    pub speedup: Option<String>,
+}
+
+fn default_support() -> Support {
+    Support::Full
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApiFile {
+    library: String,
+    /// The CPU modules this file describes (`numpy`, `scipy`), used to decide
+    /// cheaply whether a source file can produce any finding at all.
+    modules: Vec<String>,
+    #[serde(default)]
+    api: Vec<ApiMapping>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LibrariesFile {
+    library: Vec<Library>,
+}
+
+/// The whole knowledge base, parsed once.
+#[derive(Debug)]
+pub struct Knowledge {
+    pub libraries: Vec<Library>,
+    pub apis: Vec<ApiMapping>,
+    /// Top-level CPU modules some mapping starts from (`numpy`, `pandas`, …).
+    pub cpu_modules: Vec<String>,
+    by_cpu: HashMap<String, usize>,
+    pages: HashMap<String, &'static str>,
+}
+
+/// An error in the embedded data: a bug in `knowledge/`, caught by the test suite.
+#[derive(Debug)]
+pub struct KnowledgeError(pub String);
+
+impl std::fmt::Display for KnowledgeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KnowledgeError {}
+
+impl Knowledge {
+    /// The embedded knowledge base. Panics only if the embedded data is
+    /// invalid, which `tests::embedded_data_loads` rules out.
+    pub fn get() -> &'static Knowledge {
+        static KNOWLEDGE: OnceLock<Knowledge> = OnceLock::new();
+        KNOWLEDGE.get_or_init(|| Knowledge::load().expect("embedded knowledge/ is valid"))
+    }
+
+    pub fn load() -> Result<Knowledge, KnowledgeError> {
+        Self::from_files(files::FILES.iter().copied())
+    }
+
+    pub fn from_files<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'static str)>,
+    ) -> Result<Knowledge, KnowledgeError> {
+        let mut libraries = Vec::new();
+        let mut apis = Vec::new();
+        let mut cpu_modules = Vec::new();
+        let mut pages = HashMap::new();
+        for (name, text) in files {
+            let err = |e: toml::de::Error| KnowledgeError(format!("knowledge/{name}: {e}"));
+            if name == "libraries.toml" {
+                let file: LibrariesFile = toml::from_str(text).map_err(err)?;
+                libraries.extend(file.library);
+            } else if name.starts_with("api/") && name.ends_with(".toml") {
+                let file: ApiFile = toml::from_str(text).map_err(err)?;
+                for mut api in file.api {
+                    if api.library.is_empty() {
+                        api.library = file.library.clone();
+                    }
+                    apis.push(api);
+                }
+                cpu_modules.extend(file.modules);
+            } else if let Some(page) = name.strip_prefix("reference/").and_then(|n| n.strip_suffix(".md")) {
+                pages.insert(page.to_string(), text);
+            }
+        }
+        cpu_modules.sort();
+        cpu_modules.dedup();
+        let mut by_cpu = HashMap::new();
+        for (i, api) in apis.iter().enumerate() {
+            if by_cpu.insert(api.cpu.clone(), i).is_some() {
+                return Err(KnowledgeError(format!("{} is mapped twice", api.cpu)));
+            }
+            if !libraries.iter().any(|l: &Library| l.id == api.library) {
+                return Err(KnowledgeError(format!("{}: unknown library {:?}", api.cpu, api.library)));
+            }
+        }
+        Ok(Knowledge { libraries, apis, cpu_modules, by_cpu, pages })
+    }
+
+    pub fn library(&self, id: &str) -> Option<&Library> {
+        self.libraries.iter().find(|l| l.id == id)
+    }
+
+    /// The mapping for a fully qualified CPU name such as `numpy.fft.fft`.
+    pub fn api(&self, cpu: &str) -> Option<&ApiMapping> {
+        self.by_cpu.get(cpu).map(|&i| &self.apis[i])
+    }
+
+    /// The reference page (Markdown) for a library, when there is one.
+    pub fn reference_page(&self, library: &str) -> Option<&'static str> {
+        self.pages.get(library).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_data_loads() {
+        let k = Knowledge::load().unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<_> = k.libraries.iter().map(|l| l.id.as_str()).collect();
+        for id in [
+            "cupy", "numba", "warp", "cudf", "cuml", "cugraph", "kvikio", "cuxfilter", "cucim", "cuvs",
+            "cuspatial", "raft",
+        ] {
+            assert!(ids.contains(&id), "library {id} missing from knowledge/libraries.toml");
+        }
+    }
+
+    #[test]
+    fn install_lines_use_uv() {
+        let k = Knowledge::get();
+        for lib in &k.libraries {
+            for line in std::iter::once(&lib.install.cu12).chain(lib.install.cu13.iter()) {
+                assert!(line.starts_with("uv add "), "{}: {line}", lib.id);
+                assert!(!line.contains("pip install"), "{}: {line}", lib.id);
+            }
+        }
+    }
+
+    #[test]
+    fn inactive_libraries_name_a_successor() {
+        for lib in &Knowledge::get().libraries {
+            if lib.status != Status::Active {
+                assert!(lib.successor.is_some(), "{} is {:?} but names no successor", lib.id, lib.status);
+            }
+        }
+    }
+
+    #[test]
+    fn seed_mappings_exist() {
+        let k = Knowledge::get();
+        for cpu in [
+            "numpy.fft.fft",
+            "numpy.sort",
+            "numpy.random.rand",
+            "pandas.read_parquet",
+            "pandas.DataFrame.groupby",
+            "sklearn.ensemble.RandomForestClassifier",
+            "sklearn.preprocessing.StandardScaler",
+            "networkx.pagerank",
+            "networkx.betweenness_centrality",
+        ] {
+            assert!(k.api(cpu).is_some(), "{cpu} has no mapping");
+        }
+    }
+
+    #[test]
+    fn duplicate_mapping_is_an_error() {
+        let lib = r#"[[library]]
+id = "cupy"
+name = "CuPy"
+replaces = "x"
+summary = "x"
+status = "active"
+docs = "https://docs.cupy.dev"
+install = { cu12 = "uv add cupy-cuda12x" }
+min_compute_capability = { cu12 = "5.0" }
+min_driver = { cu12 = 525 }
+"#;
+        let api = "library = \"cupy\"\nmodules = [\"numpy\"]\n[[api]]\ncpu = \"numpy.sort\"\nkind = \"compute\"\n[[api]]\ncpu = \"numpy.sort\"\nkind = \"compute\"\n";
+        let err = Knowledge::from_files([("libraries.toml", lib), ("api/numpy.toml", api)]).unwrap_err();
+        assert!(err.0.contains("mapped twice"), "{err}");
+    }
+}
