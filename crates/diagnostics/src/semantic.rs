@@ -28,6 +28,9 @@ pub enum Value {
     Frame(Option<u64>),
     /// A NetworkX graph with this many nodes, if known.
     Graph(Option<u64>),
+    /// The result of `DataFrame.groupby`/`rolling`/…: its aggregations give a
+    /// DataFrame again, but are part of the call that grouped.
+    Grouped(Option<u64>),
 }
 
 impl Value {
@@ -35,21 +38,8 @@ impl Value {
     pub fn elements(self) -> Option<u64> {
         match self {
             Value::Int(_) | Value::Scalar => Some(1),
-            Value::Array(n) | Value::Frame(n) | Value::Graph(n) => n,
+            Value::Array(n) | Value::Frame(n) | Value::Graph(n) | Value::Grouped(n) => n,
             Value::Unknown => None,
-        }
-    }
-
-    fn merge(self, other: Value) -> Value {
-        use Value::*;
-        let max = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a.max(b));
-        match (self, other) {
-            (Int(a), Int(b)) => Int(a.max(b)),
-            (Scalar, Scalar) | (Int(_), Scalar) | (Scalar, Int(_)) => Scalar,
-            (Array(a), Array(b)) => Array(max(a, b)),
-            (Frame(a), Frame(b)) => Frame(max(a, b)),
-            (Graph(a), Graph(b)) => Graph(max(a, b)),
-            _ => Unknown,
         }
     }
 }
@@ -85,7 +75,8 @@ pub struct Module<'t> {
     pub text: &'t str,
     /// Local name → fully qualified module or object (`np` → `numpy`).
     imports: HashMap<&'t str, String>,
-    bindings: HashMap<(usize, &'t str), Vec<Binding<'t>>>,
+    /// Bindings of each (scope, name), in source order, with the offset where each is made.
+    bindings: HashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
     pub calls: Vec<CallSite<'t>>,
     pub suppressions: Vec<Suppression>,
     knowledge: &'static Knowledge,
@@ -172,9 +163,14 @@ impl<'t> Module<'t> {
         }
     }
 
+    /// Records a binding that takes effect at the end of `name`'s statement.
     fn bind(&mut self, scope: usize, name: Node<'t>, binding: Binding<'t>) {
+        let at = match binding {
+            Binding::Assigned(rhs) => rhs.end_byte(),
+            _ => name.start_byte(),
+        };
         let name = &self.text[name.byte_range()];
-        self.bindings.entry((scope, name)).or_default().push(binding);
+        self.bindings.entry((scope, name)).or_default().push((at, binding));
     }
 
     fn collect_parameters(&mut self, params: Node<'t>, scope: usize) {
@@ -304,11 +300,16 @@ impl<'t> Module<'t> {
         Some((name, api))
     }
 
-    fn lookup<'s>(&'s self, scope: usize, name: &'s str) -> Option<&'s [Binding<'t>]> {
-        self.bindings
-            .get(&(scope, name))
-            .or_else(|| self.bindings.get(&(MODULE_SCOPE, name)))
-            .map(Vec::as_slice)
+    /// The binding of `name` that a use at offset `at` sees: the last one made
+    /// before it in the same scope, else the module's (a global may be
+    /// assigned after the function that reads it).
+    fn lookup(&self, scope: usize, name: &str, at: usize) -> Option<Binding<'t>> {
+        let before = |list: &Vec<(usize, Binding<'t>)>| list.iter().rev().find(|(o, _)| *o < at).map(|(_, b)| *b);
+        if let Some(b) = self.bindings.get(&(scope, name)).and_then(before) {
+            return Some(b);
+        }
+        let module = self.bindings.get(&(MODULE_SCOPE, name))?;
+        before(module).or_else(|| (scope != MODULE_SCOPE).then(|| module.last().map(|(_, b)| *b)).flatten())
     }
 
     /// What `expr`, seen from `scope`, holds.
@@ -345,17 +346,12 @@ impl<'t> Module<'t> {
                 if self.imports.contains_key(name) {
                     return Value::Unknown;
                 }
-                let Some(bindings) = self.lookup(scope, name) else { return Value::Unknown };
-                let mut merged: Option<Value> = None;
-                for binding in bindings.iter().take(8) {
-                    let v = match *binding {
-                        Binding::Assigned(rhs) => self.eval(rhs, scope, depth),
-                        Binding::Annotated(ty) => self.annotation_value(ty),
-                        Binding::LoopIndex => Value::Scalar,
-                    };
-                    merged = Some(merged.map_or(v, |m| m.merge(v)));
+                match self.lookup(scope, name, expr.start_byte()) {
+                    Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
+                    Some(Binding::Annotated(ty)) => self.annotation_value(ty),
+                    Some(Binding::LoopIndex) => Value::Scalar,
+                    None => Value::Unknown,
                 }
-                merged.unwrap_or(Value::Unknown)
             }
             "binary_operator" => {
                 let (Some(l), Some(r)) = (expr.child_by_field_name("left"), expr.child_by_field_name("right")) else {
@@ -403,7 +399,7 @@ impl<'t> Module<'t> {
                             Value::Scalar
                         }
                     }
-                    v @ Value::Frame(_) => v,
+                    v @ (Value::Frame(_) | Value::Grouped(_)) => v,
                     _ => Value::Unknown,
                 }
             }
@@ -453,12 +449,13 @@ impl<'t> Module<'t> {
                     _ => Value::Unknown,
                 },
                 Value::Frame(n) => match method {
-                    // Iterators, plain Python data, and group/window objects (whose own
-                    // methods are part of the call that created them).
-                    "iterrows" | "itertuples" | "items" | "iteritems" | "tolist" | "to_dict" | "to_numpy"
-                    | "groupby" | "rolling" | "resample" | "expanding" | "ewm" => Value::Unknown,
+                    "iterrows" | "itertuples" | "items" | "iteritems" | "tolist" | "to_dict" | "to_numpy" => {
+                        Value::Unknown
+                    }
+                    "groupby" | "rolling" | "resample" | "expanding" | "ewm" => Value::Grouped(n),
                     _ => Value::Frame(n),
                 },
+                Value::Grouped(n) => Value::Frame(n),
                 _ => Value::Unknown,
             };
         }

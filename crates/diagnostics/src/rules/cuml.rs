@@ -31,7 +31,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     out.push(call.finding(
         "CUML001",
         format!(
-            "`{short}` ({}) trains on the CPU; {}'s accelerator runs it on the GPU.{}{}.{} Small datasets can be \
+            "`{short}` ({}) fits on the CPU; {}'s accelerator runs it on the GPU.{}{}.{} Small datasets can be \
              slower on the GPU. Install: {}.",
             call.name,
             lib.name,

@@ -115,10 +115,10 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
-/// " on 1,000,000 elements", or nothing when the size is unknown.
+/// " (1,000,000 elements here)", or nothing when the size is unknown.
 pub(crate) fn size_phrase(value: Value, unit: &str) -> String {
     match value.elements() {
-        Some(n) if n > 1 => format!(" on {} {unit}", thousands(n)),
+        Some(n) if n > 1 => format!(" ({} {unit} here)", thousands(n)),
         _ => String::new(),
     }
 }
