@@ -48,6 +48,55 @@ pub static RULES: &[Rule] = &[
                       ordered = cp.sort(spectrum.real)\nresult = cp.asnumpy(ordered)  # back to the CPU once",
     },
     Rule {
+        code: "CUPY002",
+        name: "running-loop-is-a-library-call",
+        library: "cupy",
+        severity: Severity::Info,
+        summary: "Loop with a running sum or product: not a kernel, but one cumsum/cumprod call",
+        what: "A `for i in range(...)` loop whose iterations depend on each other in the way of a running sum \
+               or product (`acc[i] = acc[i-1] + x[i]`).",
+        why: "Iterations that need the previous iteration's result cannot run in parallel, so this loop is not \
+              a GPU kernel. The computation is a prefix scan, though, which NumPy does in one call and CuPy does \
+              on the GPU with a parallel scan.",
+        example: "for i in range(1, n):\n    acc[i] = acc[i - 1] + x[i]",
+        use_instead: "acc[1:] = acc[0] + np.cumsum(x[1:])   # or cupy.cumsum on the GPU",
+    },
+    Rule {
+        code: "NUMBA001",
+        name: "index-loop-to-cuda-kernel",
+        library: "numba",
+        severity: Severity::Hint,
+        summary: "Python loop over array indices with independent iterations: a CUDA kernel runs them in parallel",
+        what: "A `for i in range(...)` loop (or a nest of them over rows and columns) whose body writes array \
+               elements at its own index, reads only what it may (neighbours of arrays it does not write), and \
+               calls nothing but math: element-wise maps, 2-D image loops, stencils and reductions. Loops whose \
+               iterations depend on each other, do I/O, or work on Python objects are left alone.",
+        why: "A Python loop runs one iteration at a time at interpreter speed. Numba compiles the body into a \
+              CUDA kernel in which thousands of GPU threads each take one index, so the whole range runs in \
+              parallel. Each thread must check that its index is inside the array, because the grid is rounded \
+              up to whole blocks.",
+        example: "for i in range(len(x)):\n    out[i] = math.sin(x[i]) * math.exp(-x[i])",
+        use_instead: "from numba import cuda\n\n@cuda.jit\ndef kernel(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        \
+                      out[i] = math.sin(x[i]) * math.exp(-x[i])\n\nd_x = cuda.to_device(x)\n\
+                      d_out = cuda.device_array_like(d_x)\nkernel[(x.size + 255) // 256, 256](d_x, d_out)\nout = d_out.copy_to_host()",
+    },
+    Rule {
+        code: "WARP001",
+        name: "simulation-loop-to-warp-kernel",
+        library: "warp",
+        severity: Severity::Hint,
+        summary: "Particle or body update loop that a Warp kernel runs in parallel",
+        what: "An index loop that updates positions, velocities or forces of many particles or bodies, \
+               usually scaled by a time step `dt`, one at a time.",
+        why: "Each particle's update is independent within a step, so Warp can run all of them at once. Warp \
+              compiles `@wp.kernel` functions to CUDA and has vector, quaternion and transform types built in, \
+              plus spatial queries (hash grids, meshes, BVHs) for the neighbour searches simulations need.",
+        example: "for i in range(len(pos)):\n    vel[i] += force[i] * dt\n    pos[i] += vel[i] * dt",
+        use_instead: "import warp as wp\n\n@wp.kernel\ndef step(pos: wp.array(dtype=wp.vec3), vel: wp.array(dtype=wp.vec3),\n\
+                      force: wp.array(dtype=wp.vec3), dt: float):\n    tid = wp.tid()\n    vel[tid] = vel[tid] + force[tid] * dt\n\
+                      pos[tid] = pos[tid] + vel[tid] * dt\n\nwp.launch(step, dim=n, inputs=[pos, vel, force, dt], device=\"cuda\")",
+    },
+    Rule {
         code: "CUDF001",
         name: "pandas-reader-on-cudf",
         library: "cudf",

@@ -61,6 +61,17 @@ pub struct CallSite<'t> {
     pub scope: usize,
     /// How many loops (for, while, comprehensions) enclose it.
     pub loop_depth: u32,
+    /// Inside an `if`/`while` condition or an `assert`: checking data, not working on it.
+    pub in_check: bool,
+}
+
+/// A `for` loop and its context.
+#[derive(Debug, Clone, Copy)]
+pub struct LoopSite<'t> {
+    pub node: Node<'t>,
+    pub scope: usize,
+    /// Loops enclosing this one.
+    pub loop_depth: u32,
 }
 
 /// A `# gpulens: ignore[…]` comment.
@@ -78,6 +89,7 @@ pub struct Module<'t> {
     /// Bindings of each (scope, name), in source order, with the offset where each is made.
     bindings: HashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
     pub calls: Vec<CallSite<'t>>,
+    pub loops: Vec<LoopSite<'t>>,
     pub suppressions: Vec<Suppression>,
     knowledge: &'static Knowledge,
 }
@@ -91,6 +103,7 @@ impl<'t> Module<'t> {
             imports: HashMap::new(),
             bindings: HashMap::new(),
             calls: Vec::new(),
+            loops: Vec::new(),
             suppressions: Vec::new(),
             knowledge,
         };
@@ -112,47 +125,69 @@ impl<'t> Module<'t> {
     }
 
     fn collect(&mut self, tree: &'t Tree) {
+        // One frame per entered node: what entering it changed, undone on exit.
+        struct Frame {
+            kind: &'static str,
+            scope: bool,
+            repeats: bool,
+            check: bool,
+        }
         let mut cursor = tree.walk();
+        let mut frames: Vec<Frame> = Vec::new();
         let mut scopes: Vec<usize> = vec![MODULE_SCOPE];
         let mut loop_depth = 0u32;
+        let mut check_depth = 0u32;
         loop {
             let node = cursor.node();
-            // Enter.
+            let field = cursor.field_name();
+            let parent = frames.last().map_or("", |f| f.kind);
+            // Conditions and assertions check data; they are not the work.
+            let check = field == Some("condition") || node.kind() == "assert_statement";
+            let mut frame = Frame { kind: node.kind(), scope: false, repeats: false, check };
+            check_depth += check as u32;
             match node.kind() {
                 "function_definition" | "lambda" => {
                     scopes.push(node.id());
+                    frame.scope = true;
                     if let Some(params) = node.child_by_field_name("parameters") {
                         self.collect_parameters(params, node.id());
                     }
                 }
-                "for_statement" => self.collect_loop_target(node, *scopes.last().unwrap()),
-                // Only a loop's body repeats; its iterable is evaluated once.
-                "block" if is_loop_body(node) => loop_depth += 1,
-                "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
-                    loop_depth += 1
+                "for_statement" => {
+                    let scope = *scopes.last().unwrap();
+                    self.collect_loop_target(node, scope);
+                    self.loops.push(LoopSite { node, scope, loop_depth });
                 }
-                "call" => self.calls.push(CallSite { node, scope: *scopes.last().unwrap(), loop_depth }),
+                // Only a loop's body repeats; its iterable is evaluated once.
+                "block" if field == Some("body") && matches!(parent, "for_statement" | "while_statement") => {
+                    frame.repeats = true
+                }
+                "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
+                    frame.repeats = true
+                }
+                "call" => self.calls.push(CallSite {
+                    node,
+                    scope: *scopes.last().unwrap(),
+                    loop_depth,
+                    in_check: check_depth > 0,
+                }),
                 "assignment" => self.collect_assignment(node, *scopes.last().unwrap()),
                 "import_statement" => self.collect_import(node),
                 "import_from_statement" => self.collect_import_from(node),
                 "comment" => self.collect_comment(node),
                 _ => {}
             }
+            loop_depth += frame.repeats as u32;
+            frames.push(frame);
             if cursor.goto_first_child() {
                 continue;
             }
             // Exit finished nodes until one has a next sibling.
             loop {
-                match cursor.node().kind() {
-                    "function_definition" | "lambda" => {
-                        scopes.pop();
-                    }
-                    "block" if is_loop_body(cursor.node()) => loop_depth -= 1,
-                    "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
-                        loop_depth -= 1
-                    }
-                    _ => {}
-                }
+                let done = frames.pop().expect("one frame per entered node");
+                scopes.truncate(scopes.len() - done.scope as usize);
+                loop_depth -= done.repeats as u32;
+                check_depth -= done.check as u32;
                 if cursor.goto_next_sibling() {
                     break;
                 }
@@ -576,13 +611,6 @@ impl<'t> Module<'t> {
         let found = args.named_children(&mut cursor).find(|n| !matches!(n.kind(), "keyword_argument" | "comment"));
         found
     }
-}
-
-fn is_loop_body(block: Node<'_>) -> bool {
-    block.parent().is_some_and(|p| {
-        matches!(p.kind(), "for_statement" | "while_statement")
-            && p.child_by_field_name("body").is_some_and(|b| b.id() == block.id())
-    })
 }
 
 fn dotted(name: &str) -> String {

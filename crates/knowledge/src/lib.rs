@@ -104,6 +104,8 @@ pub enum ApiKind {
     Function,
     /// A graph algorithm.
     Algorithm,
+    /// A nearest-neighbour / vector-search index class (Faiss, Annoy, hnswlib…).
+    Index,
     /// Builds a graph (a generator or a reader): tells the graph's size.
     Graph,
 }
@@ -179,6 +181,12 @@ pub struct ApiMapping {
     pub fallbacks: Vec<Fallback>,
     /// Typical speedup on a large input, when a source gives one (e.g. "5-50x").
     pub speedup: Option<String>,
+    /// Much work per element (FFT, sort, matmul, transcendental math, random
+    /// generation on the device): worth the GPU even as a single call. Light
+    /// work (add, abs, a sum) pays only when data stays on the GPU across
+    /// several operations.
+    #[serde(default)]
+    pub heavy: bool,
 }
 
 fn default_support() -> Support {
@@ -202,6 +210,38 @@ struct LibrariesFile {
     library: Vec<Library>,
 }
 
+/// One GPU model from the hardware table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuModel {
+    /// Full marketing name as NVML reports it, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Other names users write ("H200 SXM", "4090", "RTX 4090").
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub architecture: String,
+    /// "major.minor"
+    pub compute_capability: String,
+    /// Memory in GB as on the datasheet (NVML reports slightly less).
+    pub memory_gb: f64,
+    /// Peak memory bandwidth in GB/s.
+    pub memory_bandwidth_gbs: f64,
+    /// FP32 throughput divided by FP64 throughput: 2 means FP64 runs at half
+    /// speed, 64 means at 1/64.
+    pub fp64_divisor: u32,
+    /// Data types the tensor cores accelerate (`FP16`, `BF16`, `TF32`, `FP8`, `INT8`, `FP64`…).
+    #[serde(default)]
+    pub tensor_core_types: Vec<String>,
+    /// Datacenter, workstation or consumer.
+    pub segment: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HardwareFile {
+    gpu: Vec<GpuModel>,
+}
+
 /// The whole knowledge base, parsed once.
 #[derive(Debug)]
 pub struct Knowledge {
@@ -209,6 +249,8 @@ pub struct Knowledge {
     pub apis: Vec<ApiMapping>,
     /// Top-level CPU modules some mapping starts from (`numpy`, `pandas`, …).
     pub cpu_modules: Vec<String>,
+    /// The hardware table: common NVIDIA GPUs.
+    pub gpus: Vec<GpuModel>,
     by_cpu: HashMap<String, usize>,
     pages: HashMap<String, &'static str>,
 }
@@ -244,11 +286,15 @@ impl Knowledge {
         let mut apis = Vec::new();
         let mut cpu_modules = Vec::new();
         let mut pages = HashMap::new();
+        let mut gpus = Vec::new();
         for (name, text) in files {
             let err = |e: toml::de::Error| KnowledgeError(format!("knowledge/{name}: {e}"));
             if name == "libraries.toml" {
                 let file: LibrariesFile = toml::from_str(text).map_err(err)?;
                 libraries.extend(file.library);
+            } else if name == "hardware.toml" {
+                let file: HardwareFile = toml::from_str(text).map_err(err)?;
+                gpus.extend(file.gpu);
             } else if name.starts_with("api/") && name.ends_with(".toml") {
                 let file: ApiFile = toml::from_str(text).map_err(err)?;
                 for mut api in file.api {
@@ -273,7 +319,7 @@ impl Knowledge {
                 return Err(KnowledgeError(format!("{}: unknown library {:?}", api.cpu, api.library)));
             }
         }
-        Ok(Knowledge { libraries, apis, cpu_modules, by_cpu, pages })
+        Ok(Knowledge { libraries, apis, cpu_modules, gpus, by_cpu, pages })
     }
 
     pub fn library(&self, id: &str) -> Option<&Library> {
@@ -285,10 +331,41 @@ impl Knowledge {
         self.by_cpu.get(cpu).map(|&i| &self.apis[i])
     }
 
+    /// The GPU model a user means by `name`: case-insensitive, ignoring
+    /// "NVIDIA"/"GeForce" and punctuation, matching a name or an alias
+    /// ("4090", "RTX 4090" and "GeForce RTX 4090" all find the RTX 4090).
+    pub fn gpu_model(&self, name: &str) -> Option<&GpuModel> {
+        let wanted = normalise_gpu_name(name);
+        if wanted.is_empty() {
+            return None;
+        }
+        let names = |g: &'_ GpuModel| -> Vec<String> {
+            std::iter::once(&g.name).chain(&g.aliases).map(|n| normalise_gpu_name(n)).collect()
+        };
+        self.gpus
+            .iter()
+            .find(|g| names(g).contains(&wanted))
+            .or_else(|| {
+                // "4090" → the one model whose name ends with that token.
+                let mut hits = self.gpus.iter().filter(|g| names(g).iter().any(|n| n.split(' ').any(|t| t == wanted)));
+                let first = hits.next()?;
+                hits.next().is_none().then_some(first)
+            })
+    }
+
     /// The reference page (Markdown) for a library, when there is one.
     pub fn reference_page(&self, library: &str) -> Option<&'static str> {
         self.pages.get(library).copied()
     }
+}
+
+fn normalise_gpu_name(name: &str) -> String {
+    let lower = name.to_ascii_lowercase().replace(['-', '_'], " ");
+    lower
+        .split_whitespace()
+        .filter(|t| !matches!(*t, "nvidia" | "geforce" | "tesla" | "quadro"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

@@ -6,6 +6,9 @@ mod cudf;
 mod cugraph;
 mod cuml;
 mod cupy;
+mod loops;
+
+use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiMapping, Fallback, Library};
 use gpulens_syntax::Node;
@@ -15,11 +18,19 @@ use crate::{registry, Context, Finding};
 
 pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     let mut out = Vec::new();
-    for site in &cx.module.calls {
-        if let Some((name, api)) = cx.module.resolve_call(site.node) {
+    let resolved: Vec<(&CallSite<'_>, Option<(String, &'static ApiMapping)>)> =
+        cx.module.calls.iter().map(|site| (site, cx.module.resolve_call(site.node))).collect();
+    let mut chains = HashMap::new();
+    for (site, resolved) in &resolved {
+        if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
+            cupy::count_chain(&Call { site, name, api, cx }, &mut chains);
+        }
+    }
+    for (site, resolved) in resolved {
+        if let Some((name, api)) = resolved {
             let call = Call { site, name, api, cx };
             match api.library.as_str() {
-                "cupy" | "raft" => cupy::check(&call, &mut out),
+                "cupy" | "raft" => cupy::check(&call, &chains, &mut out),
                 "cudf" => cudf::check_function(&call, &mut out),
                 "cuml" => cuml::check(&call, &mut out),
                 "cugraph" => cugraph::check(&call, &mut out),
@@ -29,6 +40,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             cudf::check_method(cx, site, &mut out);
         }
     }
+    loops::check(cx, &mut out);
     out
 }
 

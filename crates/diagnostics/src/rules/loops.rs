@@ -1,0 +1,339 @@
+//! Python loops over array indices: NUMBA001 (a kernel would run the
+//! iterations in parallel), WARP001 (the same, for particle/body simulation
+//! steps) and CUPY002 (a loop whose iterations depend on each other but that
+//! one library call computes, such as a running sum).
+//!
+//! A loop is a kernel only when its iterations are independent: it writes
+//! array elements at its own index, reads neighbours only of arrays it does
+//! not write, calls nothing but math, and does no I/O or Python-object work.
+
+use gpulens_syntax::Node;
+
+use super::{install, library, thousands};
+use crate::semantic::{LoopSite, Value};
+use crate::{Context, Finding};
+
+/// Names that mark a simulation step over particles or bodies.
+const PHYSICS: &[&str] = &[
+    "pos", "position", "positions", "vel", "velocity", "velocities", "force", "forces", "acc", "accel",
+    "acceleration", "accelerations", "mass", "masses", "momentum",
+];
+
+/// Calls a kernel can make.
+fn allowed_call(callee: &str) -> bool {
+    matches!(callee, "abs" | "min" | "max" | "int" | "float" | "round" | "pow" | "bool" | "range" | "len")
+        || callee.starts_with("math.")
+        || callee.starts_with("cmath.")
+        || callee.starts_with("np.")
+        || callee.starts_with("numpy.")
+}
+
+#[derive(Default)]
+struct Shape<'t> {
+    /// Loop variables of the perfect nest, outermost first.
+    vars: Vec<&'t str>,
+    /// (array, indices) of element writes.
+    writes: Vec<(String, Vec<String>)>,
+    reads: Vec<(String, Vec<String>)>,
+    /// Scalars accumulated with `+=`, `*=`, ….
+    reductions: Vec<&'t str>,
+    /// Why the loop can't be a kernel.
+    blocker: Option<String>,
+    /// Identifiers seen, for recognising simulations.
+    names: Vec<&'t str>,
+    /// Range sizes of each nest level, when known.
+    sizes: Vec<Option<u64>>,
+    /// Inner loops folded into this nest.
+    inner: Vec<usize>,
+    /// The one statement of the body, when it has one.
+    single: Option<Node<'t>>,
+}
+
+pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let mut folded: Vec<usize> = Vec::new();
+    for site in &cx.module.loops {
+        if folded.contains(&site.node.id()) {
+            continue;
+        }
+        let Some(shape) = analyse(cx, site) else { continue };
+        if shape.blocker.is_some() {
+            continue;
+        }
+        let outer = shape.vars[0];
+        let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer));
+        let writes_own: Vec<_> = shape.writes.iter().filter(|(_, idx)| own(idx)).collect();
+        if writes_own.is_empty() && shape.reductions.is_empty() {
+            continue; // not indexed by this loop: e.g. a time-step loop around a kernel-like loop
+        }
+        // A read of a written array at another index that moves with the loop: iterations depend on each other.
+        let carried = shape.writes.iter().any(|(array, w)| {
+            shape.reads.iter().any(|(a, r)| a == array && r != w && r.iter().any(|i| shape.vars.iter().any(|v| mentions(i, v))))
+        });
+        let elements = shape.sizes.iter().try_fold(1u64, |acc, s| s.map(|s| acc.saturating_mul(s)));
+        if elements.is_some_and(|n| n < cx.settings.min_elements) {
+            continue;
+        }
+        let size = elements.map(|n| format!(" ({} iterations here)", thousands(n))).unwrap_or_default();
+        let hot = if site.loop_depth > 0 {
+            " It sits inside another loop, so keep the arrays on the GPU across those iterations instead of copying each time."
+        } else {
+            ""
+        };
+        if carried {
+            if let Some(op) = running_op(cx, &shape) {
+                let lib = library(cx, "cupy");
+                out.push(finding(
+                    site.node,
+                    "CUPY002",
+                    format!(
+                        "Each iteration of this loop needs the previous one's result, so it cannot become a GPU \
+                         kernel. It is a running {op}, though: `np.cum{op}` computes it in one call, and \
+                         `cupy.cum{op}` does so on the GPU (install: {}).",
+                        install(cx, lib)
+                    ),
+                ));
+            }
+            continue;
+        }
+        folded.extend(shape.inner.iter().copied());
+        let physics = shape.names.iter().filter(|n| PHYSICS.contains(&n.to_ascii_lowercase().as_str())).count();
+        let has_dt = shape.names.iter().any(|n| *n == "dt" || *n == "delta_t" || *n == "timestep");
+        if physics >= 2 && (has_dt || physics >= 3) {
+            let lib = library(cx, "warp");
+            out.push(finding(
+                site.node,
+                "WARP001",
+                format!(
+                    "This loop advances particles or bodies one at a time in Python{size}; the updates are \
+                     independent, so Warp can run them all at once. Write the body as a `@wp.kernel` that takes \
+                     `wp.array(dtype=wp.vec3)` arguments and handles one index `tid = wp.tid()`, and run it with \
+                     `wp.launch(kernel, dim=n, inputs=[...], device=\"cuda\")`.{hot} Install: {}.",
+                    install(cx, lib)
+                ),
+            ));
+            continue;
+        }
+        let lib = library(cx, "numba");
+        let dims = shape.vars.len().min(3);
+        let kind = if !shape.reductions.is_empty() && writes_own.is_empty() {
+            format!(
+                "It accumulates into `{}`: in a kernel, each thread adds its part with `cuda.atomic.add` (or write \
+                 it as one array expression and let CuPy reduce it).",
+                shape.reductions[0]
+            )
+        } else if shape.reads.iter().any(|(_, r)| r.iter().any(|i| shape.vars.iter().any(|v| mentions(i, v) && i.trim() != *v))) {
+            "It reads neighbouring elements (a stencil): give each thread one output element and keep the reads \
+             inside the array's bounds."
+                .to_string()
+        } else {
+            "Each iteration computes one element independently.".to_string()
+        };
+        let launch = if dims >= 2 {
+            format!(
+                "`@cuda.jit` kernel whose thread finds its element with `{} = cuda.grid({dims})`, returns when it falls \
+                 outside the array, and is launched with 16x16 threads per block and enough blocks to cover the array",
+                shape.vars[..dims].join(", ")
+            )
+        } else {
+            format!(
+                "`@cuda.jit` kernel whose thread takes `{outer} = cuda.grid(1)`, checks `if {outer} < n`, and is \
+                 launched as `kernel[(n + 255) // 256, 256](...)` on device arrays (`cuda.to_device`)"
+            )
+        };
+        let status = lib.successor.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+        out.push(finding(
+            site.node,
+            "NUMBA001",
+            format!(
+                "This Python loop runs its body once per index{size}, and the iterations are independent, so a GPU \
+                 kernel can run them in parallel. {kind} Write the body as a {launch}.{hot} Install: {}{status}.",
+                install(cx, lib)
+            ),
+        ));
+    }
+}
+
+/// A finding on a loop's header (`for i in range(n)`), not its whole body.
+fn finding(node: Node<'_>, code: &'static str, message: String) -> Finding {
+    let mut f = super::finding(node, code, message);
+    if let Some(right) = node.child_by_field_name("right") {
+        f.range.end = right.end_byte();
+    }
+    f
+}
+
+/// Walks a `for i in range(…)` loop (and a perfect nest of such loops inside it).
+fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
+    let module = cx.module;
+    let (var, size) = range_loop(cx, site.node, site.scope)?;
+    let body = site.node.child_by_field_name("body")?;
+    let mut shape = Shape { vars: vec![var], sizes: vec![size], ..Shape::default() };
+    let mut statements = body.named_children(&mut body.walk()).filter(|n| n.kind() != "comment").collect::<Vec<_>>();
+    if statements.len() == 1 {
+        shape.single = statements.first().copied();
+    }
+    // Fold a perfect nest: `for y …: for x …: body`.
+    let mut node_body = body;
+    while statements.len() == 1 && statements[0].kind() == "for_statement" {
+        let inner = statements[0];
+        let Some((v, s)) = range_loop(cx, inner, site.scope) else { break };
+        shape.vars.push(v);
+        shape.sizes.push(s);
+        shape.inner.push(inner.id());
+        node_body = inner.child_by_field_name("body")?;
+        statements = node_body.named_children(&mut node_body.walk()).filter(|n| n.kind() != "comment").collect();
+        shape.single = (statements.len() == 1).then(|| statements[0]);
+    }
+    // The cursor's root is the body: it never leaves it.
+    let mut cursor = node_body.walk();
+    loop {
+        let node = cursor.node();
+        let mut descend = true;
+        match node.kind() {
+            "function_definition" | "class_definition" | "lambda" => block(&mut shape, "defines a function"),
+            "return_statement" | "break_statement" | "yield" | "raise_statement" | "try_statement" | "with_statement"
+            | "global_statement" | "nonlocal_statement" | "await" | "delete_statement" | "while_statement"
+            | "print_statement" | "exec_statement" | "import_statement" | "import_from_statement" => {
+                block(&mut shape, node.kind())
+            }
+            "string" | "concatenated_string" | "dictionary" | "list" | "set" | "list_comprehension"
+            | "dictionary_comprehension" | "set_comprehension" | "generator_expression" => {
+                block(&mut shape, "Python objects");
+                descend = false;
+            }
+            "for_statement" => {
+                // An inner range loop (over neighbours, say) runs inside one thread.
+                if range_loop(cx, node, site.scope).is_none() {
+                    block(&mut shape, "iterates over a Python collection");
+                }
+            }
+            "call" => {
+                let callee = node.child_by_field_name("function").map_or("", |f| module.text_of(f));
+                if !allowed_call(callee) {
+                    block(&mut shape, "calls Python functions");
+                }
+            }
+            "assignment" | "augmented_assignment" => {
+                if let Some(left) = node.child_by_field_name("left") {
+                    match left.kind() {
+                        "subscript" => {
+                            if let Some(access) = element(module, left) {
+                                shape.writes.push(access);
+                            }
+                        }
+                        "identifier" if node.kind() == "augmented_assignment" => {
+                            shape.reductions.push(module.text_of(left))
+                        }
+                        "identifier" => {}
+                        _ => block(&mut shape, "unpacks values"),
+                    }
+                }
+            }
+            "subscript" => {
+                if let Some(access) = element(module, node) {
+                    shape.reads.push(access);
+                }
+            }
+            "identifier" => shape.names.push(module.text_of(node)),
+            _ => {}
+        }
+        if shape.blocker.is_some() {
+            break;
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Some(shape);
+            }
+        }
+    }
+    Some(shape)
+}
+
+fn block(shape: &mut Shape<'_>, why: &str) {
+    shape.blocker.get_or_insert_with(|| why.to_string());
+}
+
+/// `for v in range(…)`: the variable and the number of iterations, when known.
+fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
+    let module = cx.module;
+    let left = node.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
+    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
+    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("range") {
+        return None;
+    }
+    let args = right.child_by_field_name("arguments")?;
+    let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).collect();
+    let int = |n: &Node<'_>| match module.value(*n, scope) {
+        Value::Int(v) => Some(v),
+        _ => None,
+    };
+    let size = match args.as_slice() {
+        [stop] => int(stop),
+        [start, stop, ..] => int(start).zip(int(stop)).map(|(a, b)| b.saturating_sub(a)),
+        _ => None,
+    };
+    Some((module.text_of(left), size))
+}
+
+/// `a[i, j]` / `a[i][j]` / `self.a[i]` → ("a", ["i", "j"]).
+fn element(module: &crate::Module<'_>, node: Node<'_>) -> Option<(String, Vec<String>)> {
+    let mut indices = Vec::new();
+    let mut value = node;
+    for _ in 0..8 {
+        if value.kind() != "subscript" {
+            break;
+        }
+        let mut cursor = value.walk();
+        let mut here: Vec<String> = value
+            .children_by_field_name("subscript", &mut cursor)
+            .map(|s| module.text_of(s).split_whitespace().collect())
+            .collect();
+        here.append(&mut indices);
+        indices = here;
+        value = value.child_by_field_name("value")?;
+    }
+    if !matches!(value.kind(), "identifier" | "attribute") {
+        return None;
+    }
+    Some((module.text_of(value).to_string(), indices))
+}
+
+/// Whether an index expression (whitespace removed) uses variable `var`.
+fn mentions(index: &str, var: &str) -> bool {
+    index
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|token| token == var)
+}
+
+/// `x[i] = x[i-1] + a[i]` → "sum"; `x[i] = x[i-1] * a[i]` → "prod".
+fn running_op(cx: &Context<'_, '_>, shape: &Shape<'_>) -> Option<&'static str> {
+    let statement = shape.single?;
+    let assignment = if statement.kind() == "expression_statement" { statement.named_child(0)? } else { statement };
+    if assignment.kind() != "assignment" || shape.vars.len() != 1 {
+        return None;
+    }
+    let right = assignment.child_by_field_name("right")?;
+    if right.kind() != "binary_operator" {
+        return None;
+    }
+    let op = cx.module.text_of(right.child_by_field_name("operator")?);
+    let (array, _) = shape.writes.first()?;
+    let var = shape.vars[0];
+    let previous = format!("{array}[{var}-1]");
+    let operands = [right.child_by_field_name("left")?, right.child_by_field_name("right")?];
+    let uses_previous = operands.iter().any(|o| {
+        let text: String = cx.module.text_of(*o).split_whitespace().collect();
+        text == previous
+    });
+    match (uses_previous, op) {
+        (true, "+") => Some("sum"),
+        (true, "*") => Some("prod"),
+        _ => None,
+    }
+}
