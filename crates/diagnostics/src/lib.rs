@@ -133,8 +133,11 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
 /// covers, so a file that never names one cannot produce a finding. This
 /// byte scan lets whole files skip parsing-dependent work.
 pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
-    knowledge.cpu_modules.iter().any(|m| text.contains(m.as_str()))
+    knowledge.cpu_modules.iter().any(|m| text.contains(m.as_str())) || GPU_MODULES.iter().any(|m| text.contains(m))
 }
+
+/// GPU libraries whose use the `GPU…` rules check.
+const GPU_MODULES: &[&str] = &["cupy", "numba", "warp", "cudf", "pylibraft", "cuspatial"];
 
 /// A finding is suppressed by `# gpulens: ignore[…]` on its first or last line.
 fn is_suppressed(module: &Module<'_>, text: &str, finding: &Finding) -> bool {

@@ -205,6 +205,105 @@ pub static RULES: &[Rule] = &[
         use_instead: "import cupyx.scipy.sparse as gpu_sparse\nfrom pylibraft.sparse.linalg import eigsh\n\n\
                       values, vectors = eigsh(gpu_sparse.csr_matrix(A), k=10, which=\"LM\")",
     },
+    Rule {
+        code: "GPU001",
+        name: "transfer-in-loop",
+        library: "cupy",
+        severity: Severity::Warning,
+        summary: "The same host data copied to the GPU in every iteration of a loop",
+        what: "`cp.asarray(x)` or `cuda.to_device(x)` inside a loop, where `x` does not change in the loop.",
+        why: "Host-to-device copies cross PCIe at a few tens of GB/s, far slower than the GPU's own memory. Copying the same data again in every iteration can cost more than the computation; copy once before the loop and reuse the device array.",
+        example: "for step in range(steps):\n    d_weights = cp.asarray(weights)\n    out = d_weights @ d_x",
+        use_instead: "d_weights = cp.asarray(weights)\nfor step in range(steps):\n    out = d_weights @ d_x",
+    },
+    Rule {
+        code: "GPU002",
+        name: "sync-in-loop",
+        library: "cupy",
+        severity: Severity::Info,
+        summary: "Copy back or synchronisation in every iteration of a loop",
+        what: "Inside a loop: `cp.asnumpy`, `.get()`, `.item()`, `.copy_to_host()`, `float()`/`int()`/`bool()` of a GPU value, an explicit `synchronize()`, or an `if`/`while` that tests a GPU value.",
+        why: "GPU calls are queued and return at once; anything that needs a value on the host makes the CPU wait for all queued work and copies the value back. Done every iteration, the GPU idles while Python catches up. Keep results on the GPU and check them every N iterations, or after the loop.",
+        example: "while True:\n    x = step(x)\n    if cp.abs(x - prev).max() < tol:\n        break",
+        use_instead: "for i in range(max_iter):\n    x = step(x)\n    if i % 50 == 0 and cp.abs(x - prev).max() < tol:  # check every 50 steps\n        break",
+    },
+    Rule {
+        code: "GPU003",
+        name: "kernel-without-bounds-check",
+        library: "numba",
+        severity: Severity::Warning,
+        summary: "Numba CUDA kernel that indexes with cuda.grid() without a bounds check",
+        what: "A `@cuda.jit` kernel that takes its index from `cuda.grid()` (or threadIdx/blockIdx) and never compares it with the array's size.",
+        why: "The number of threads launched is rounded up to whole blocks, so the last block usually has threads whose index is past the end of the array. Without a check they read and write memory that isn't theirs: an illegal-address error, or silent corruption.",
+        example: "@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    out[i] = 2.0 * x[i]",
+        use_instead: "@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = 2.0 * x[i]",
+    },
+    Rule {
+        code: "GPU004",
+        name: "bad-block-size",
+        library: "numba",
+        severity: Severity::Warning,
+        summary: "Threads per block not a multiple of 32, or above 1024",
+        what: "A kernel launch `kernel[blocks, threads](...)` whose threads per block (a literal or a known constant) is not a multiple of 32, or exceeds 1024.",
+        why: "NVIDIA GPUs run threads in warps of 32; a block of 100 threads occupies 4 warps and leaves 28 thread slots idle. More than 1024 threads per block is not allowed at all: the launch fails.",
+        example: "kernel[blocks, 100](d_x, d_out)",
+        use_instead: "threads = 128\nkernel[(n + threads - 1) // threads, threads](d_x, d_out)",
+    },
+    Rule {
+        code: "GPU005",
+        name: "timing-without-sync",
+        library: "cupy",
+        severity: Severity::Warning,
+        summary: "Timing GPU work without synchronising first",
+        what: "Two clock readings (`time.time()`, `time.perf_counter()`) around GPU work with no synchronisation before the second one.",
+        why: "Kernel launches and CuPy calls return as soon as the work is queued. Reading the clock right after measures the launch, not the computation, which makes the GPU look impossibly fast — and the cost shows up later, wherever the program next waits.",
+        example: "t0 = time.perf_counter()\ny = cp.fft.fft(x)\nelapsed = time.perf_counter() - t0",
+        use_instead: "t0 = time.perf_counter()\ny = cp.fft.fft(x)\ncp.cuda.get_current_stream().synchronize()\nelapsed = time.perf_counter() - t0",
+    },
+    Rule {
+        code: "GPU006",
+        name: "float64-literal-in-float32-kernel",
+        library: "numba",
+        severity: Severity::Info,
+        summary: "Python float literal in a float32 Numba kernel promotes it to float64",
+        what: "A float literal such as `0.5` in a `@cuda.jit` kernel whose signature declares float32 data.",
+        why: "Numba types Python floats as float64, so `0.5 * x[i]` with float32 `x` computes in float64. Consumer and many workstation GPUs run float64 at 1/32 or 1/64 of float32 speed.",
+        example: "@cuda.jit(\"void(float32[:], float32[:])\")\ndef half(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 0.5 * x[i]",
+        use_instead: "from numba import float32\n\n@cuda.jit(\"void(float32[:], float32[:])\")\ndef half(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = float32(0.5) * x[i]",
+    },
+    Rule {
+        code: "GPU007",
+        name: "numpy-on-gpu-data",
+        library: "cupy",
+        severity: Severity::Warning,
+        summary: "NumPy function called on data that is already on the GPU",
+        what: "A `numpy` function given a CuPy array (or a Numba device array).",
+        why: "`np.asarray` of a CuPy array raises a TypeError, since CuPy refuses silent copies to the host. Other NumPy functions may be dispatched to CuPy, but they read as CPU code and any that are not dispatched copy the data to the host. Call the `cupy` function.",
+        example: "d = cp.asarray(x)\ntotal = np.sum(d)\nhost = np.asarray(d)",
+        use_instead: "d = cp.asarray(x)\ntotal = cp.sum(d)\nhost = cp.asnumpy(d)",
+    },
+    Rule {
+        code: "GPU008",
+        name: "cudf-python-udf",
+        library: "cudf",
+        severity: Severity::Info,
+        summary: "Python function applied to a cuDF frame: it must compile with Numba",
+        what: "`apply`, `map`, `applymap` or `apply_rows` on a cuDF DataFrame or Series with a Python function or lambda.",
+        why: "cuDF compiles such functions with Numba to run on the GPU. Only numeric scalars (and some string operations) are supported; Python objects, containers or calls into other libraries fail to compile. Column arithmetic is faster and always runs on the GPU.",
+        example: "df[\"total\"] = df.apply(lambda r: r[\"price\"] * r[\"qty\"], axis=1)",
+        use_instead: "df[\"total\"] = df[\"price\"] * df[\"qty\"]",
+    },
+    Rule {
+        code: "GPU009",
+        name: "removed-gpu-api",
+        library: "warp",
+        severity: Severity::Warning,
+        summary: "Import of a GPU API that was removed, moved or archived",
+        what: "Imports of `warp.sim` (removed in Warp 1.10), `pylibraft.neighbors` (moved to cuVS) and `cuspatial` (archived).",
+        why: "Code on these APIs breaks on current releases or pins old ones that conflict with the rest of RAPIDS. Each message names the replacement.",
+        example: "from pylibraft.neighbors import brute_force",
+        use_instead: "from cuvs.neighbors import brute_force",
+    },
 ];
 
 #[cfg(test)]
@@ -216,7 +315,13 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for r in RULES {
             assert!(seen.insert(r.code), "{} twice", r.code);
-            assert!(r.code.starts_with(&r.library.to_ascii_uppercase()), "{} vs {}", r.code, r.library);
+            // GPU… rules are about code already on the GPU; the others are named after their library.
+            assert!(
+                r.code.starts_with("GPU") || r.code.starts_with(&r.library.to_ascii_uppercase()),
+                "{} vs {}",
+                r.code,
+                r.library
+            );
             assert!(gpulens_knowledge::Knowledge::get().library(r.library).is_some(), "{}", r.library);
         }
     }

@@ -31,6 +31,11 @@ pub enum Value {
     /// The result of `DataFrame.groupby`/`rolling`/…: its aggregations give a
     /// DataFrame again, but are part of the call that grouped.
     Grouped(Option<u64>),
+    /// Data already in GPU memory: a CuPy array (or 0-d result), a Numba
+    /// device array.
+    Device(Option<u64>),
+    /// A cuDF DataFrame or Series (GPU memory).
+    GpuFrame,
 }
 
 impl Value {
@@ -38,8 +43,8 @@ impl Value {
     pub fn elements(self) -> Option<u64> {
         match self {
             Value::Int(_) | Value::Scalar => Some(1),
-            Value::Array(n) | Value::Frame(n) | Value::Graph(n) | Value::Grouped(n) => n,
-            Value::Unknown => None,
+            Value::Array(n) | Value::Frame(n) | Value::Graph(n) | Value::Grouped(n) | Value::Device(n) => n,
+            Value::Unknown | Value::GpuFrame => None,
         }
     }
 }
@@ -63,6 +68,15 @@ pub struct CallSite<'t> {
     pub loop_depth: u32,
     /// Inside an `if`/`while` condition or an `assert`: checking data, not working on it.
     pub in_check: bool,
+}
+
+/// An `if`/`while` condition and whether it is evaluated repeatedly.
+#[derive(Debug, Clone, Copy)]
+pub struct ConditionSite<'t> {
+    pub node: Node<'t>,
+    pub scope: usize,
+    /// Inside a loop body, or the condition of a `while`.
+    pub repeats: bool,
 }
 
 /// A `for` loop and its context.
@@ -90,6 +104,11 @@ pub struct Module<'t> {
     bindings: HashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
+    pub conditions: Vec<ConditionSite<'t>>,
+    /// `decorated_definition` nodes (functions with decorators), in source order.
+    pub decorated: Vec<Node<'t>>,
+    /// `import …` and `from … import …` statements.
+    import_nodes: Vec<Node<'t>>,
     pub suppressions: Vec<Suppression>,
     knowledge: &'static Knowledge,
 }
@@ -104,6 +123,9 @@ impl<'t> Module<'t> {
             bindings: HashMap::new(),
             calls: Vec::new(),
             loops: Vec::new(),
+            conditions: Vec::new(),
+            decorated: Vec::new(),
+            import_nodes: Vec::new(),
             suppressions: Vec::new(),
             knowledge,
         };
@@ -145,6 +167,10 @@ impl<'t> Module<'t> {
             let check = field == Some("condition") || node.kind() == "assert_statement";
             let mut frame = Frame { kind: node.kind(), scope: false, repeats: false, check };
             check_depth += check as u32;
+            if field == Some("condition") && matches!(parent, "if_statement" | "elif_clause" | "while_statement") {
+                let repeats = loop_depth > 0 || parent == "while_statement";
+                self.conditions.push(ConditionSite { node, scope: *scopes.last().unwrap(), repeats });
+            }
             match node.kind() {
                 "function_definition" | "lambda" => {
                     scopes.push(node.id());
@@ -172,8 +198,15 @@ impl<'t> Module<'t> {
                     in_check: check_depth > 0,
                 }),
                 "assignment" => self.collect_assignment(node, *scopes.last().unwrap()),
-                "import_statement" => self.collect_import(node),
-                "import_from_statement" => self.collect_import_from(node),
+                "decorated_definition" => self.decorated.push(node),
+                "import_statement" => {
+                    self.import_nodes.push(node);
+                    self.collect_import(node)
+                }
+                "import_from_statement" => {
+                    self.import_nodes.push(node);
+                    self.collect_import_from(node)
+                }
                 "comment" => self.collect_comment(node),
                 _ => {}
             }
@@ -303,6 +336,33 @@ impl<'t> Module<'t> {
         }
     }
 
+    /// Every module an import statement names, fully qualified, with the
+    /// statement: `from a.b import c` gives `a.b` and `a.b.c`.
+    pub fn import_sites(&self) -> Vec<(Node<'t>, String)> {
+        let mut out = Vec::new();
+        for &node in &self.import_nodes {
+            let mut cursor = node.walk();
+            let names: Vec<Node<'t>> = node
+                .children_by_field_name("name", &mut cursor)
+                .map(|n| if n.kind() == "aliased_import" { n.child_by_field_name("name").unwrap_or(n) } else { n })
+                .collect();
+            match node.child_by_field_name("module_name").filter(|m| m.kind() == "dotted_name") {
+                Some(module) => {
+                    let module = dotted(self.text_of(module));
+                    for name in names {
+                        out.push((node, format!("{module}.{}", dotted(self.text_of(name)))));
+                    }
+                    out.push((node, module));
+                }
+                None if node.kind() == "import_statement" => {
+                    out.extend(names.into_iter().map(|n| (node, dotted(self.text_of(n)))));
+                }
+                None => {}
+            }
+        }
+        out
+    }
+
     /// The fully qualified name an expression refers to through the imports:
     /// `np.fft.fft` → `numpy.fft.fft`, `KM` → `sklearn.cluster.KMeans`.
     pub fn qualified_name(&self, expr: Node<'_>) -> Option<String> {
@@ -395,6 +455,7 @@ impl<'t> Module<'t> {
                 let op = expr.child_by_field_name("operator").map_or("", |o| self.text_of(o));
                 let (l, r) = (self.eval(l, scope, depth), self.eval(r, scope, depth));
                 match (l, r) {
+                    (v @ Value::Device(_), _) | (_, v @ Value::Device(_)) => v,
                     (Value::Int(a), Value::Int(b)) => match op {
                         "*" => Value::Int(a.saturating_mul(b)),
                         "+" => Value::Int(a.saturating_add(b)),
@@ -414,7 +475,7 @@ impl<'t> Module<'t> {
             "attribute" => {
                 let Some(object) = expr.child_by_field_name("object") else { return Value::Unknown };
                 match self.eval(object, scope, depth) {
-                    v @ (Value::Array(_) | Value::Frame(_)) => v,
+                    v @ (Value::Array(_) | Value::Frame(_) | Value::Device(_) | Value::GpuFrame) => v,
                     _ => Value::Unknown,
                 }
             }
@@ -434,9 +495,18 @@ impl<'t> Module<'t> {
                             Value::Scalar
                         }
                     }
-                    v @ (Value::Frame(_) | Value::Grouped(_)) => v,
+                    v @ (Value::Frame(_) | Value::Grouped(_) | Value::GpuFrame) => v,
+                    // An element of a CuPy array is a 0-d array, still on the GPU.
+                    Value::Device(_) => Value::Device(Some(1)),
                     _ => Value::Unknown,
                 }
+            }
+            "comparison_operator" | "boolean_operator" | "not_operator" => {
+                let mut cursor = expr.walk();
+                let on_device = expr
+                    .named_children(&mut cursor)
+                    .any(|c| matches!(self.eval(c, scope, depth), Value::Device(_)));
+                if on_device { Value::Device(Some(1)) } else { Value::Unknown }
             }
             "call" => self.eval_call(expr, scope, depth),
             _ => Value::Unknown,
@@ -457,6 +527,11 @@ impl<'t> Module<'t> {
 
     fn eval_call(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
         let Some(function) = call.child_by_field_name("function") else { return Value::Unknown };
+        if let Some(name) = self.qualified_name(function) {
+            if let Some(v) = self.gpu_call_value(&name, call, scope, depth) {
+                return v;
+            }
+        }
         if let Some((_, api)) = self.resolve_call(call) {
             let size = api.size.as_ref().and_then(|spec| self.size_of_call(call, spec, scope, depth));
             return match (api.library.as_str(), api.kind) {
@@ -491,10 +566,35 @@ impl<'t> Module<'t> {
                     _ => Value::Frame(n),
                 },
                 Value::Grouped(n) => Value::Frame(n),
+                Value::Device(n) => match method {
+                    "get" => Value::Array(n),
+                    "item" | "tolist" => Value::Scalar,
+                    _ => Value::Device(n),
+                },
+                Value::GpuFrame => match method {
+                    "to_pandas" => Value::Frame(None),
+                    "to_cupy" | "values" => Value::Device(None),
+                    _ => Value::GpuFrame,
+                },
                 _ => Value::Unknown,
             };
         }
         Value::Unknown
+    }
+
+    /// Values made by GPU libraries: CuPy arrays, Numba device arrays, cuDF frames.
+    fn gpu_call_value(&self, name: &str, call: Node<'_>, scope: usize, depth: u32) -> Option<Value> {
+        let first = || self.first_positional(call).map_or(Value::Unknown, |a| self.eval(a, scope, depth));
+        Some(match name {
+            "cupy.asnumpy" | "numba.cuda.DeviceNDArray.copy_to_host" => Value::Array(first().elements()),
+            "numba.cuda.to_device" | "cupy.asarray" | "cupy.array" => Value::Device(first().elements()),
+            _ if name.starts_with("cupy.") || name.starts_with("cupyx.") => Value::Device(None),
+            "numba.cuda.device_array" | "numba.cuda.device_array_like" | "numba.cuda.mapped_array" => {
+                Value::Device(None)
+            }
+            _ if name.starts_with("cudf.") && !name.starts_with("cudf.pandas") => Value::GpuFrame,
+            _ => return None,
+        })
     }
 
     /// The combined value of a call's data arguments: the largest known
@@ -602,6 +702,17 @@ impl<'t> Module<'t> {
             n.kind() == "keyword_argument" && n.child_by_field_name("name").is_some_and(|k| self.text_of(k) == name)
         });
         found.and_then(|n| n.child_by_field_name("value"))
+    }
+
+    /// Whether any argument of a call holds data already on the GPU.
+    pub fn any_arg_on_device(&self, call: Node<'_>, scope: usize) -> bool {
+        let Some(args) = call.child_by_field_name("arguments") else { return false };
+        let mut cursor = args.walk();
+        let found = args.named_children(&mut cursor).any(|a| {
+            let a = if a.kind() == "keyword_argument" { a.child_by_field_name("value") } else { Some(a) };
+            a.is_some_and(|a| matches!(self.value(a, scope), Value::Device(_)))
+        });
+        found
     }
 
     /// The first positional argument of a call.

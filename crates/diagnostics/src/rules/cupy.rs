@@ -31,6 +31,9 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         return None;
     }
     let module = call.cx.module;
+    if module.any_arg_on_device(call.site.node, call.site.scope) {
+        return None; // already GPU data: GPU007's business
+    }
     let value = match api.kind {
         ApiKind::Compute => module.input_value(call.site.node, call.site.scope, 0),
         ApiKind::Generate => {

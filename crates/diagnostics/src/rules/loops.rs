@@ -50,9 +50,34 @@ struct Shape<'t> {
 }
 
 pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    // Loops over Python lists are not GPU work: the module must use arrays.
+    let uses_arrays = module
+        .imports()
+        .any(|(_, target)| ["numpy", "scipy", "cupy", "numba", "warp"].iter().any(|m| target == *m || target.starts_with(&format!("{m}."))));
+    if !uses_arrays {
+        return;
+    }
+    // Loops that are already compiled for the GPU (inside kernels) are not candidates.
+    let compiled: Vec<usize> = module
+        .decorated
+        .iter()
+        .filter(|d| {
+            let mut cursor = d.walk();
+            let on_gpu = d.named_children(&mut cursor).filter(|n| n.kind() == "decorator").any(|dec| {
+                let Some(expr) = dec.named_child(0) else { return false };
+                let callee = if expr.kind() == "call" { expr.child_by_field_name("function") } else { Some(expr) };
+                callee
+                    .and_then(|c| module.qualified_name(c))
+                    .is_some_and(|n| n.starts_with("numba.cuda.") || n.starts_with("warp."))
+            });
+            on_gpu
+        })
+        .filter_map(|d| d.child_by_field_name("definition").map(|f| f.id()))
+        .collect();
     let mut folded: Vec<usize> = Vec::new();
-    for site in &cx.module.loops {
-        if folded.contains(&site.node.id()) {
+    for site in &module.loops {
+        if folded.contains(&site.node.id()) || compiled.contains(&site.scope) {
             continue;
         }
         let Some(shape) = analyse(cx, site) else { continue };

@@ -6,6 +6,7 @@ mod cudf;
 mod cugraph;
 mod cuml;
 mod cupy;
+mod gpu;
 mod loops;
 
 use std::collections::HashMap;
@@ -41,6 +42,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         }
     }
     loops::check(cx, &mut out);
+    gpu::check(cx, &mut out);
     out
 }
 

@@ -1,0 +1,506 @@
+//! `GPU…` rules: mistakes in code that already uses the GPU — copies and
+//! synchronisation inside loops, kernels without bounds checks, launch
+//! configurations that waste or break the hardware, timings that measure
+//! nothing, float64 creeping into float32 kernels, NumPy on GPU data, Python
+//! UDFs in cuDF, and APIs that were removed or moved.
+
+use gpulens_syntax::Node;
+
+use super::finding;
+use crate::semantic::{CallSite, Value};
+use crate::{Context, Finding, Module};
+
+pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    for site in &module.calls {
+        let name = site.node.child_by_field_name("function").and_then(|f| module.qualified_name(f));
+        transfers_and_syncs(cx, site, name.as_deref(), out);
+        numpy_on_device(cx, site, name.as_deref(), out);
+        cudf_udf(cx, site, out);
+    }
+    for condition in &module.conditions {
+        if condition.repeats && matches!(module.value(condition.node, condition.scope), Value::Device(_)) {
+            out.push(finding(
+                condition.node,
+                "GPU002",
+                "This condition tests a value that lives on the GPU, inside a loop: Python needs a real `bool`, so \
+                 every iteration waits for all queued GPU work and copies the value back. Check it every N \
+                 iterations, or keep the whole loop on the GPU."
+                    .to_string(),
+            ));
+        }
+    }
+    for &decorated in &module.decorated {
+        kernel_checks(cx, decorated, out);
+    }
+    launch_configs(cx, out);
+    timing(cx, out);
+    deprecated_imports(cx, out);
+}
+
+/// GPU001 (same host data copied in every iteration) and GPU002 (a copy back
+/// or a synchronisation in every iteration).
+fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>, out: &mut Vec<Finding>) {
+    if site.loop_depth == 0 {
+        return;
+    }
+    let module = cx.module;
+    match name {
+        Some("cupy.asarray" | "cupy.array" | "numba.cuda.to_device") => {
+            let Some(arg) = module.first_positional(site.node) else { return };
+            if is_loop_invariant(module, site, arg) {
+                let numba = name == Some("numba.cuda.to_device");
+                out.push(library_finding(numba, finding(
+                    site.node,
+                    "GPU001",
+                    format!(
+                        "`{}` copies `{}` from host memory to the GPU in every iteration of the loop, though it does \
+                         not change inside the loop. Copy it once before the loop and reuse the GPU copy: transfers \
+                         over PCIe are the slowest step of GPU code.",
+                        module.text_of(site.node.child_by_field_name("function").unwrap()),
+                        module.text_of(arg)
+                    ),
+                )));
+            }
+            return;
+        }
+        Some("cupy.asnumpy") => {
+            push_sync(site.node, "`cp.asnumpy` copies the array back to the host", false, out);
+            return;
+        }
+        Some(
+            "numba.cuda.synchronize"
+            | "cupy.cuda.runtime.deviceSynchronize"
+            | "cupy.cuda.Stream.null.synchronize"
+            | "cupy.cuda.get_current_stream().synchronize",
+        ) => {
+            let numba = name == Some("numba.cuda.synchronize");
+            push_sync(site.node, "an explicit synchronisation makes the CPU wait for the GPU", numba, out);
+            return;
+        }
+        _ => {}
+    }
+    let Some(function) = site.node.child_by_field_name("function") else { return };
+    // Methods and builtins that pull a GPU value to the host.
+    if function.kind() == "attribute" {
+        let method = function.child_by_field_name("attribute").map_or("", |m| module.text_of(m));
+        let Some(object) = function.child_by_field_name("object") else { return };
+        let on_device = matches!(module.value(object, site.scope), Value::Device(_));
+        let what = match method {
+            "get" if on_device => "`.get()` copies the array back to the host",
+            "item" if on_device => "`.item()` copies one value back to the host",
+            "tolist" if on_device => "`.tolist()` copies the array back to the host",
+            "copy_to_host" => "`.copy_to_host()` copies the array back to the host",
+            "synchronize" if module.text_of(object).contains("cuda") || module.text_of(object).contains("stream") => {
+                "an explicit synchronisation makes the CPU wait for the GPU"
+            }
+            _ => return,
+        };
+        push_sync(site.node, what, method == "copy_to_host", out);
+    } else if function.kind() == "identifier" && matches!(module.text_of(function), "float" | "int" | "bool") {
+        if module.first_positional(site.node).is_some_and(|a| matches!(module.value(a, site.scope), Value::Device(_))) {
+            push_sync(site.node, "converting a GPU value to a Python number copies it back to the host", false, out);
+        }
+    }
+}
+
+/// Numba's transfers and syncs belong to numba, CuPy's to cupy.
+fn library_finding(numba: bool, mut f: Finding) -> Finding {
+    if numba {
+        f.library = "numba";
+    }
+    f
+}
+
+fn push_sync(node: Node<'_>, what: &str, numba: bool, out: &mut Vec<Finding>) {
+    out.push(library_finding(numba, finding(
+        node,
+        "GPU002",
+        format!(
+            "Inside a loop, {what} and waits for all queued GPU work, every iteration: the GPU idles while Python \
+             catches up. Keep results on the GPU and bring them back once after the loop (or every N iterations, \
+             for a convergence check)."
+        ),
+    )));
+}
+
+/// Whether `arg` is the same in every iteration: a plain name that the loops
+/// around the call neither iterate over nor assign.
+fn is_loop_invariant(module: &Module<'_>, site: &CallSite<'_>, arg: Node<'_>) -> bool {
+    if arg.kind() != "identifier" {
+        return false;
+    }
+    let name = module.text_of(arg);
+    let mut node = site.node;
+    // Climb to each enclosing loop (bounded: statements nest shallowly).
+    for _ in 0..64 {
+        let Some(parent) = node.parent() else { return true };
+        if matches!(parent.kind(), "function_definition" | "lambda" | "module") {
+            return true;
+        }
+        if matches!(parent.kind(), "for_statement" | "while_statement") {
+            if parent.child_by_field_name("left").is_some_and(|l| mentions_name(module, l, name)) {
+                return false;
+            }
+            if let Some(body) = parent.child_by_field_name("body") {
+                if assigns(module, body, name) {
+                    return false;
+                }
+            }
+        }
+        node = parent;
+    }
+    false
+}
+
+fn mentions_name(module: &Module<'_>, node: Node<'_>, name: &str) -> bool {
+    descendants(node, |n| n.kind() == "identifier" && module.text_of(n) == name)
+}
+
+fn assigns(module: &Module<'_>, body: Node<'_>, name: &str) -> bool {
+    descendants(body, |n| {
+        matches!(n.kind(), "assignment" | "augmented_assignment")
+            && n.child_by_field_name("left").is_some_and(|l| mentions_name(module, l, name))
+    })
+}
+
+/// Whether any node under `root` (itself included) satisfies `pred`; iterative.
+fn descendants(root: Node<'_>, mut pred: impl FnMut(Node<'_>) -> bool) -> bool {
+    let mut cursor = root.walk();
+    loop {
+        if pred(cursor.node()) {
+            return true;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+        }
+    }
+}
+
+/// GPU007: NumPy called on data that is already on the GPU.
+fn numpy_on_device(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>, out: &mut Vec<Finding>) {
+    let Some(name) = name.filter(|n| n.starts_with("numpy.")) else { return };
+    let module = cx.module;
+    if !module.any_arg_on_device(site.node, site.scope) {
+        return;
+    }
+    let callee = module.text_of(site.node.child_by_field_name("function").unwrap());
+    let gpu = name.replacen("numpy.", "cp.", 1);
+    let message = if matches!(name, "numpy.asarray" | "numpy.array" | "numpy.asanyarray" | "numpy.ascontiguousarray") {
+        format!(
+            "`{callee}` on a CuPy array raises `TypeError: Implicit conversion to a NumPy array is not allowed`. \
+             Copy it to the host explicitly with `cp.asnumpy(x)` or `x.get()` — once, where you really need it on \
+             the CPU."
+        )
+    } else {
+        format!(
+            "`{callee}` is given GPU data. It may work through NumPy's dispatch to CuPy, but it reads as CPU code and \
+             any function CuPy does not dispatch copies the data back to the host. Call `{gpu}` directly."
+        )
+    };
+    out.push(finding(site.node, "GPU007", message));
+}
+
+/// GPU008: Python functions applied row by row to a cuDF frame.
+fn cudf_udf(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else { return };
+    let method = function.child_by_field_name("attribute").map_or("", |m| module.text_of(m));
+    if !matches!(method, "apply" | "applymap" | "map" | "apply_rows" | "apply_chunks") {
+        return;
+    }
+    let Some(object) = function.child_by_field_name("object") else { return };
+    if module.value(object, site.scope) != Value::GpuFrame {
+        return;
+    }
+    let Some(func) = module.first_positional(site.node) else { return };
+    if !matches!(func.kind(), "lambda" | "identifier" | "attribute") {
+        return;
+    }
+    out.push(finding(
+        site.node,
+        "GPU008",
+        format!(
+            "`.{method}()` with a Python function on a cuDF frame compiles that function with Numba for the GPU: \
+             it must use only numbers (and simple string operations) — Python objects, lists, dicts or calls into \
+             other libraries fail to compile. Where you can, write it as column arithmetic instead; it is faster \
+             and always runs on the GPU."
+        ),
+    ));
+}
+
+/// GPU003 (no bounds check) and GPU006 (float64 literals in a float32 kernel).
+fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let Some((def, decorator)) = cuda_kernel(module, decorated) else { return };
+    let Some(body) = def.child_by_field_name("body") else { return };
+    let name = def.child_by_field_name("name").map_or("kernel", |n| module.text_of(n));
+    // Index variables taken from the grid.
+    let mut index_vars: Vec<&str> = Vec::new();
+    let mut cursor = body.walk();
+    let mut assignments = Vec::new();
+    collect(&mut cursor, |n| n.kind() == "assignment", &mut assignments);
+    for a in assignments {
+        let (Some(left), Some(right)) = (a.child_by_field_name("left"), a.child_by_field_name("right")) else { continue };
+        let rhs = module.text_of(right);
+        if rhs.contains("cuda.grid(") || rhs.contains("threadIdx") || rhs.contains("blockIdx") {
+            let mut ids = Vec::new();
+            collect(&mut left.walk(), |n| n.kind() == "identifier", &mut ids);
+            index_vars.extend(ids.into_iter().map(|n| module.text_of(n)));
+        }
+    }
+    if !index_vars.is_empty() {
+        let guarded = descendants(body, |n| {
+            let is_test = matches!(n.kind(), "comparison_operator")
+                || (n.kind() == "call" && n.child_by_field_name("function").is_some_and(|f| matches!(module.text_of(f), "min" | "range")));
+            is_test && index_vars.iter().any(|v| mentions_name(module, n, v))
+        });
+        if !guarded {
+            out.push(finding(
+                def.child_by_field_name("name").unwrap_or(def),
+                "GPU003",
+                format!(
+                    "Kernel `{name}` takes its index from the grid ({}) but never checks it against the array's size. \
+                     The grid is rounded up to whole blocks, so the last threads point past the end and write memory \
+                     that isn't theirs (\"an illegal memory access was encountered\", or silently wrong results). \
+                     Start the body with `if {} < out.size:` (or `return` when out of range).",
+                    index_vars.join(", "),
+                    index_vars[0],
+                ),
+            ));
+        }
+    }
+    // float32 signature + float literals → float64 arithmetic.
+    if module.text_of(decorator).contains("float32") {
+        let mut floats = Vec::new();
+        collect(&mut body.walk(), |n| n.kind() == "float", &mut floats);
+        let bare = floats.into_iter().find(|f| {
+            f.parent().and_then(|p| p.parent()).is_none_or(|call| {
+                call.kind() != "call"
+                    || !call.child_by_field_name("function").is_some_and(|fun| module.text_of(fun).ends_with("float32"))
+            })
+        });
+        if let Some(literal) = bare {
+            out.push(finding(
+                literal,
+                "GPU006",
+                format!(
+                    "`{}` is a Python float, which Numba treats as float64: mixed with the kernel's float32 data it \
+                     promotes the arithmetic to float64, which consumer and many workstation GPUs run 32-64x slower. \
+                     Write `float32({})` (from numba import float32).",
+                    module.text_of(literal),
+                    module.text_of(literal)
+                ),
+            ));
+        }
+    }
+}
+
+fn collect<'t>(cursor: &mut gpulens_syntax::TreeCursor<'t>, pred: impl Fn(Node<'t>) -> bool, out: &mut Vec<Node<'t>>) {
+    loop {
+        let n = cursor.node();
+        if pred(n) {
+            out.push(n);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+/// The function and `@cuda.jit…` decorator of a decorated definition, if it is a Numba CUDA kernel.
+fn cuda_kernel<'t>(module: &Module<'t>, decorated: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
+    let def = decorated.child_by_field_name("definition").filter(|d| d.kind() == "function_definition")?;
+    let mut cursor = decorated.walk();
+    let decorator = decorated.named_children(&mut cursor).filter(|n| n.kind() == "decorator").find(|d| {
+        let Some(expr) = d.named_child(0) else { return false };
+        let callee = if expr.kind() == "call" { expr.child_by_field_name("function") } else { Some(expr) };
+        callee.and_then(|c| module.qualified_name(c)).as_deref() == Some("numba.cuda.jit")
+    })?;
+    // `@cuda.jit(device=True)` is a device function, not a kernel.
+    if module.text_of(decorator).replace(' ', "").contains("device=True") {
+        return None;
+    }
+    Some((def, decorator))
+}
+
+/// GPU004: `kernel[blocks, threads](…)` with a thread count that is not a
+/// multiple of the warp size (32) or above the hardware limit (1024).
+fn launch_configs(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let kernels: Vec<&str> = module
+        .decorated
+        .iter()
+        .filter_map(|d| cuda_kernel(module, *d))
+        .filter_map(|(def, _)| def.child_by_field_name("name").map(|n| module.text_of(n)))
+        .collect();
+    for site in &module.calls {
+        let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "subscript") else {
+            continue;
+        };
+        let Some(value) = function.child_by_field_name("value") else { continue };
+        if !kernels.contains(&module.text_of(value)) {
+            continue;
+        }
+        let mut cursor = function.walk();
+        let config: Vec<Node<'_>> = function.children_by_field_name("subscript", &mut cursor).collect();
+        let Some(&threads) = config.get(1) else { continue };
+        let dims: Vec<Node<'_>> = if threads.kind() == "tuple" {
+            threads.named_children(&mut threads.walk()).collect()
+        } else {
+            vec![threads]
+        };
+        let values: Option<Vec<u64>> = dims
+            .iter()
+            .map(|d| match module.value(*d, site.scope) {
+                Value::Int(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        let Some(values) = values else { continue };
+        let total: u64 = values.iter().product();
+        if total > 1024 {
+            out.push(finding(
+                threads,
+                "GPU004",
+                format!(
+                    "{total} threads per block is more than the 1024 every NVIDIA GPU allows: the launch fails with \
+                     an invalid-configuration error. Use 256 (or 16x16 for 2-D) and more blocks."
+                ),
+            ));
+        } else if total % 32 != 0 {
+            let up = total.div_ceil(32) * 32;
+            out.push(finding(
+                threads,
+                "GPU004",
+                format!(
+                    "{total} threads per block is not a multiple of 32, the warp size: the GPU schedules whole warps, \
+                     so {} of every {up} thread slots do nothing. Use a multiple of 32 such as 128 or 256.",
+                    up - total
+                ),
+            ));
+        }
+    }
+}
+
+/// GPU005: wall-clock timing around GPU work with no synchronisation before
+/// the second reading: launches return at once, so it times the launch only.
+fn timing(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    #[derive(PartialEq)]
+    enum Event {
+        Clock,
+        Work,
+        Sync,
+    }
+    let mut events: Vec<(usize, usize, Event, Node<'_>)> = Vec::new();
+    let kernels: Vec<&str> = module
+        .decorated
+        .iter()
+        .filter_map(|d| cuda_kernel(module, *d))
+        .filter_map(|(def, _)| def.child_by_field_name("name").map(|n| module.text_of(n)))
+        .collect();
+    for site in &module.calls {
+        let Some(function) = site.node.child_by_field_name("function") else { continue };
+        let name = module.qualified_name(function).unwrap_or_default();
+        let text = module.text_of(function);
+        let event = if matches!(name.as_str(), "time.time" | "time.perf_counter" | "time.monotonic" | "time.perf_counter_ns") {
+            Event::Clock
+        } else if name.ends_with("synchronize")
+            || text.ends_with(".synchronize")
+            || matches!(name.as_str(), "cupy.asnumpy")
+            || text.ends_with(".get")
+            || text.ends_with(".copy_to_host")
+            || text.ends_with(".item")
+        {
+            Event::Sync
+        } else if (name.starts_with("cupy.") && !name.starts_with("cupy.cuda"))
+            || (function.kind() == "subscript"
+                && function.child_by_field_name("value").is_some_and(|v| kernels.contains(&module.text_of(v))))
+        {
+            Event::Work
+        } else {
+            continue;
+        };
+        events.push((site.scope, site.node.start_byte(), event, site.node));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    let mut i = 0;
+    while i < events.len() {
+        if events[i].2 != Event::Clock {
+            i += 1;
+            continue;
+        }
+        let scope = events[i].0;
+        let mut j = i + 1;
+        let (mut work, mut synced_after_work) = (false, false);
+        while j < events.len() && events[j].0 == scope && events[j].2 != Event::Clock {
+            match events[j].2 {
+                Event::Work => {
+                    work = true;
+                    synced_after_work = false;
+                }
+                Event::Sync => synced_after_work = true,
+                Event::Clock => {}
+            }
+            j += 1;
+        }
+        if j < events.len() && events[j].0 == scope && work && !synced_after_work {
+            out.push(finding(
+                events[j].3,
+                "GPU005",
+                "This clock reading follows GPU work with no synchronisation in between. GPU calls return as soon as \
+                 the work is queued, so the time measured is the launch, not the computation. Call \
+                 `cp.cuda.get_current_stream().synchronize()` (CuPy) or `cuda.synchronize()` (Numba) before reading \
+                 the clock, or use `cupyx.profiler.benchmark`."
+                    .to_string(),
+            ));
+        }
+        i = j;
+    }
+}
+
+/// GPU009: imports of APIs that were removed or moved.
+fn deprecated_imports(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    for (node, target) in module.import_sites() {
+        let message = if target == "warp.sim" || target.starts_with("warp.sim.") {
+            "`warp.sim` was removed in Warp 1.10; its simulation features moved to the separate Newton physics \
+             engine. Write your own `@wp.kernel` steps on core Warp, or move to Newton."
+        } else if target == "pylibraft.neighbors" || target.starts_with("pylibraft.neighbors.") {
+            "RAFT's nearest-neighbour and vector-search code moved to cuVS: import from `cuvs.neighbors` \
+             (brute_force, ivf_flat, ivf_pq, cagra) instead (uv add cuvs-cu12)."
+        } else if target == "cuspatial" || target.starts_with("cuspatial.") {
+            "cuSpatial is archived: its last release (25.04) pins cudf 25.4, which conflicts with current RAPIDS. \
+             Keep geometry in GeoPandas/Shapely on the CPU and use cuDF for the tabular part, or keep cuSpatial in a \
+             separate legacy environment."
+        } else {
+            continue;
+        };
+        let mut f = finding(node, "GPU009", message.to_string());
+        f.library = if target.starts_with("warp") {
+            "warp"
+        } else if target.starts_with("pylibraft") {
+            "raft"
+        } else {
+            "cuspatial"
+        };
+        out.push(f);
+    }
+}
