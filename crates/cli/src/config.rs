@@ -4,38 +4,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use gpulens_diagnostics::config::ToolConfig;
 use gpulens_diagnostics::Settings;
-use serde::Deserialize;
-
-#[derive(Debug, Default, Deserialize, Clone, PartialEq)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct ToolConfig {
-    pub select: Option<Vec<String>>,
-    pub ignore: Option<Vec<String>>,
-    pub target_gpu: Option<String>,
-    pub min_elements: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct PyProject {
-    tool: Option<Tool>,
-}
-
-#[derive(Deserialize)]
-struct Tool {
-    gpulens: Option<toml::Value>,
-}
 
 /// Reads `[tool.gpulens]` from one pyproject.toml. `Ok(None)`: no such table.
 pub fn read_pyproject(path: &Path) -> Result<Option<ToolConfig>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse_pyproject(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-pub fn parse_pyproject(text: &str) -> Result<Option<ToolConfig>, String> {
-    let project: PyProject = toml::from_str(text).map_err(|e| e.message().to_string())?;
-    let Some(table) = project.tool.and_then(|t| t.gpulens) else { return Ok(None) };
-    table.try_into().map(Some).map_err(|e: toml::de::Error| format!("[tool.gpulens]: {}", e.message()))
+    ToolConfig::from_pyproject(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Command-line overrides.
@@ -94,14 +69,11 @@ impl Resolver {
 
     fn merge(&self, config: ToolConfig) -> Settings {
         let mut settings = Settings::default();
-        if let Some(select) = self.overrides.select.clone().or(config.select) {
-            settings.select = select;
+        config.apply(&mut settings);
+        if let Some(select) = &self.overrides.select {
+            settings.select = select.clone();
         }
-        settings.ignore = config.ignore.unwrap_or_default();
         settings.ignore.extend(self.overrides.ignore.iter().cloned());
-        if let Some(n) = config.min_elements {
-            settings.min_elements = n;
-        }
         settings
     }
 }
@@ -109,22 +81,6 @@ impl Resolver {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_the_tool_table() {
-        let text = "[project]\nname = \"x\"\n[tool.gpulens]\nselect = [\"CUPY\"]\nignore = [\"CUDF003\"]\nmin-elements = 500\ntarget-gpu = \"T4\"\n";
-        let config = parse_pyproject(text).unwrap().unwrap();
-        assert_eq!(config.select, Some(vec!["CUPY".to_string()]));
-        assert_eq!(config.min_elements, Some(500));
-        assert_eq!(config.target_gpu.as_deref(), Some("T4"));
-        assert_eq!(parse_pyproject("[tool.ruff]\nline-length = 80\n").unwrap(), None);
-    }
-
-    #[test]
-    fn unknown_keys_are_errors() {
-        let err = parse_pyproject("[tool.gpulens]\nselcet = [\"CUPY\"]\n").unwrap_err();
-        assert!(err.contains("selcet"), "{err}");
-    }
 
     #[test]
     fn command_line_select_replaces_and_ignore_adds() {

@@ -4,6 +4,7 @@
 //! NVML. The command line and the language server both call [`check`] and
 //! turn its [`Finding`]s into their own formats.
 
+pub mod config;
 mod registry;
 mod rules;
 mod semantic;
