@@ -23,6 +23,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the language server on stdin/stdout (editors start this).
+    Serve {
+        /// Accepted for editors that always pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Check files or folders (folders are walked; .gitignore is respected).
     Check(CheckArgs),
     /// List every rule: code, library, summary.
@@ -62,6 +68,7 @@ pub struct CheckArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Serve { .. } => gpulens_server::run(),
         Command::Check(args) => check::run(args),
         Command::Rules { json } => print_rules(json),
         Command::Explain { code } => explain(&code),

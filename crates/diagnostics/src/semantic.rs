@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiKind, ApiMapping, Knowledge, SizeSpec};
-use gpulens_syntax::{Node, Tree};
+use gpulens_syntax::{grammar, Node, Tree};
 
 /// How deep value evaluation may recurse through expressions and bindings.
 const MAX_EVAL_DEPTH: u32 = 24;
@@ -149,11 +149,12 @@ impl<'t> Module<'t> {
     fn collect(&mut self, tree: &'t Tree) {
         // One frame per entered node: what entering it changed, undone on exit.
         struct Frame {
-            kind: &'static str,
+            kind: u16,
             scope: bool,
             repeats: bool,
             check: bool,
         }
+        let g = grammar();
         let mut cursor = tree.walk();
         let mut frames: Vec<Frame> = Vec::new();
         let mut scopes: Vec<usize> = vec![MODULE_SCOPE];
@@ -161,54 +162,52 @@ impl<'t> Module<'t> {
         let mut check_depth = 0u32;
         loop {
             let node = cursor.node();
-            let field = cursor.field_name();
-            let parent = frames.last().map_or("", |f| f.kind);
+            let kind = node.kind_id();
+            let field = cursor.field_id();
+            let parent = frames.last().map_or(0, |f| f.kind);
             // Conditions and assertions check data; they are not the work.
-            let check = field == Some("condition") || node.kind() == "assert_statement";
-            let mut frame = Frame { kind: node.kind(), scope: false, repeats: false, check };
+            let is_condition = field == Some(g.f_condition);
+            let check = is_condition || kind == g.assert_statement;
+            let mut frame = Frame { kind, scope: false, repeats: false, check };
             check_depth += check as u32;
-            if field == Some("condition") && matches!(parent, "if_statement" | "elif_clause" | "while_statement") {
-                let repeats = loop_depth > 0 || parent == "while_statement";
+            if is_condition && (parent == g.if_statement || parent == g.elif_clause || parent == g.while_statement) {
+                let repeats = loop_depth > 0 || parent == g.while_statement;
                 self.conditions.push(ConditionSite { node, scope: *scopes.last().unwrap(), repeats });
             }
-            match node.kind() {
-                "function_definition" | "lambda" => {
-                    scopes.push(node.id());
-                    frame.scope = true;
-                    if let Some(params) = node.child_by_field_name("parameters") {
-                        self.collect_parameters(params, node.id());
-                    }
+            if kind == g.call {
+                self.calls.push(CallSite { node, scope: *scopes.last().unwrap(), loop_depth, in_check: check_depth > 0 });
+            } else if kind == g.assignment {
+                self.collect_assignment(node, *scopes.last().unwrap());
+            } else if kind == g.function_definition || kind == g.lambda {
+                scopes.push(node.id());
+                frame.scope = true;
+                if let Some(params) = node.child_by_field_name("parameters") {
+                    self.collect_parameters(params, node.id());
                 }
-                "for_statement" => {
-                    let scope = *scopes.last().unwrap();
-                    self.collect_loop_target(node, scope);
-                    self.loops.push(LoopSite { node, scope, loop_depth });
-                }
+            } else if kind == g.for_statement {
+                let scope = *scopes.last().unwrap();
+                self.collect_loop_target(node, scope);
+                self.loops.push(LoopSite { node, scope, loop_depth });
+            } else if kind == g.block {
                 // Only a loop's body repeats; its iterable is evaluated once.
-                "block" if field == Some("body") && matches!(parent, "for_statement" | "while_statement") => {
-                    frame.repeats = true
-                }
-                "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
-                    frame.repeats = true
-                }
-                "call" => self.calls.push(CallSite {
-                    node,
-                    scope: *scopes.last().unwrap(),
-                    loop_depth,
-                    in_check: check_depth > 0,
-                }),
-                "assignment" => self.collect_assignment(node, *scopes.last().unwrap()),
-                "decorated_definition" => self.decorated.push(node),
-                "import_statement" => {
-                    self.import_nodes.push(node);
-                    self.collect_import(node)
-                }
-                "import_from_statement" => {
-                    self.import_nodes.push(node);
-                    self.collect_import_from(node)
-                }
-                "comment" => self.collect_comment(node),
-                _ => {}
+                frame.repeats =
+                    field == Some(g.f_body) && (parent == g.for_statement || parent == g.while_statement);
+            } else if kind == g.list_comprehension
+                || kind == g.set_comprehension
+                || kind == g.dictionary_comprehension
+                || kind == g.generator_expression
+            {
+                frame.repeats = true;
+            } else if kind == g.decorated_definition {
+                self.decorated.push(node);
+            } else if kind == g.import_statement {
+                self.import_nodes.push(node);
+                self.collect_import(node);
+            } else if kind == g.import_from_statement {
+                self.import_nodes.push(node);
+                self.collect_import_from(node);
+            } else if kind == g.comment {
+                self.collect_comment(node);
             }
             loop_depth += frame.repeats as u32;
             frames.push(frame);

@@ -353,6 +353,31 @@ impl Knowledge {
             })
     }
 
+    /// How the mapped API of a CPU module (`numpy`, `sklearn`…) is covered,
+    /// per GPU library: (library id, full, partial, fallback, missing).
+    pub fn coverage(&self, module: &str) -> Vec<(&str, usize, usize, usize, usize)> {
+        let prefix = format!("{module}.");
+        let mut out: Vec<(&str, usize, usize, usize, usize)> = Vec::new();
+        for api in self.apis.iter().filter(|a| a.cpu.starts_with(&prefix)) {
+            let at = match out.iter().position(|c| c.0 == api.library) {
+                Some(i) => i,
+                None => {
+                    out.push((api.library.as_str(), 0, 0, 0, 0));
+                    out.len() - 1
+                }
+            };
+            let c = &mut out[at];
+            match api.support {
+                Support::Full => c.1 += 1,
+                Support::Partial => c.2 += 1,
+                Support::Fallback => c.3 += 1,
+                Support::Missing => c.4 += 1,
+            }
+        }
+        out.sort_by_key(|c| std::cmp::Reverse(c.1 + c.2));
+        out
+    }
+
     /// The reference page (Markdown) for a library, when there is one.
     pub fn reference_page(&self, library: &str) -> Option<&'static str> {
         self.pages.get(library).copied()

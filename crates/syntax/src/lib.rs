@@ -9,9 +9,11 @@
 
 mod decode;
 mod document;
+mod grammar;
 mod position;
 
 pub use decode::{decode, DecodeError};
 pub use document::{parse, Change, Document};
+pub use grammar::{grammar, Grammar};
 pub use position::{LineIndex, Position, PositionEncoding, Range};
 pub use tree_sitter::{Node, Tree, TreeCursor};

@@ -1,0 +1,291 @@
+//! Findings → LSP: diagnostics, code actions, hover, inlay hints.
+
+use std::collections::HashMap;
+
+use gpulens_diagnostics::{rule, Applicability, Finding, Severity};
+use gpulens_gpu::{GpuProfile, ProfileSource};
+use gpulens_knowledge::Knowledge;
+use gpulens_syntax::{Document, PositionEncoding};
+use serde_json::json;
+use tower_lsp_server::ls_types::*;
+
+pub const FIX_ALL_KIND: &str = "source.fixAll.gpulens";
+
+pub fn range_in(r: Range) -> gpulens_syntax::Range {
+    gpulens_syntax::Range::new(
+        gpulens_syntax::Position::new(r.start.line, r.start.character),
+        gpulens_syntax::Position::new(r.end.line, r.end.character),
+    )
+}
+
+pub struct Converter {
+    pub encoding: PositionEncoding,
+}
+
+impl Converter {
+    fn position(&self, doc: &Document, offset: usize) -> Position {
+        let p = doc.position(offset, self.encoding);
+        Position::new(p.line, p.character)
+    }
+
+    fn range(&self, doc: &Document, range: &std::ops::Range<usize>) -> Range {
+        Range::new(self.position(doc, range.start), self.position(doc, range.end))
+    }
+
+    fn offset(&self, doc: &Document, p: Position) -> usize {
+        doc.offset(gpulens_syntax::Position::new(p.line, p.character), self.encoding)
+    }
+
+    fn text_edits(&self, doc: &Document, f: &Finding) -> Vec<TextEdit> {
+        f.fix
+            .iter()
+            .flat_map(|fix| fix.edits.iter())
+            .map(|e| TextEdit { range: self.range(doc, &e.range), new_text: e.text.clone() })
+            .collect()
+    }
+
+    pub fn diagnostic(&self, doc: &Document, f: &Finding) -> Diagnostic {
+        let docs = Knowledge::get().library(f.library).and_then(|l| l.docs.parse::<Uri>().ok());
+        let data = f.fix.as_ref().map(|fix| {
+            json!({
+                "fix": {
+                    "message": fix.message,
+                    "applicability": fix.applicability,
+                    "edits": self.text_edits(doc, f),
+                }
+            })
+        });
+        Diagnostic {
+            range: self.range(doc, &f.range),
+            severity: Some(match f.severity {
+                Severity::Error => DiagnosticSeverity::ERROR,
+                Severity::Warning => DiagnosticSeverity::WARNING,
+                Severity::Info => DiagnosticSeverity::INFORMATION,
+                Severity::Hint => DiagnosticSeverity::HINT,
+            }),
+            code: Some(NumberOrString::String(f.code.to_string())),
+            code_description: docs.map(|href| CodeDescription { href }),
+            source: Some("gpulens".into()),
+            message: f.message.clone(),
+            data,
+            ..Default::default()
+        }
+    }
+
+    pub fn diagnostics(&self, doc: &Document, findings: &[Finding]) -> Vec<Diagnostic> {
+        findings.iter().map(|f| self.diagnostic(doc, f)).collect()
+    }
+
+    /// Findings whose range meets `range` (an empty range at a finding's edge counts).
+    fn overlapping<'a>(&self, doc: &Document, findings: &'a [Finding], range: Range) -> impl Iterator<Item = &'a Finding> {
+        let (start, end) = (self.offset(doc, range.start), self.offset(doc, range.end));
+        findings.iter().filter(move |f| f.range.start <= end && start <= f.range.end)
+    }
+
+    pub fn code_actions(
+        &self,
+        uri: &Uri,
+        doc: &Document,
+        findings: &[Finding],
+        params: &CodeActionParams,
+    ) -> Vec<CodeActionOrCommand> {
+        let only = params.context.only.as_ref();
+        let wants = |kind: &str| {
+            only.is_none_or(|kinds| kinds.iter().any(|k| kind == k.as_str() || kind.starts_with(&format!("{}.", k.as_str()))))
+        };
+        let mut actions = Vec::new();
+        if wants(CodeActionKind::QUICKFIX.as_str()) {
+            for f in self.overlapping(doc, findings, params.range) {
+                let diagnostic = self.diagnostic(doc, f);
+                if let Some(fix) = &f.fix {
+                    actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                        title: fix.message.clone(),
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        diagnostics: Some(vec![diagnostic.clone()]),
+                        edit: Some(workspace_edit(uri, self.text_edits(doc, f))),
+                        is_preferred: Some(fix.applicability == Applicability::Safe),
+                        ..Default::default()
+                    }));
+                }
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!("Disable {} for this line", f.code),
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![diagnostic]),
+                    edit: Some(workspace_edit(uri, vec![self.suppression_edit(doc, f)])),
+                    ..Default::default()
+                }));
+            }
+        }
+        if wants(FIX_ALL_KIND) && only.is_some() {
+            let edits: Vec<TextEdit> = findings
+                .iter()
+                .filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == Applicability::Safe))
+                .flat_map(|f| self.text_edits(doc, f))
+                .collect();
+            if !edits.is_empty() {
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: "gpulens: apply all safe fixes".into(),
+                    kind: Some(CodeActionKind::new(FIX_ALL_KIND)),
+                    edit: Some(workspace_edit(uri, edits)),
+                    ..Default::default()
+                }));
+            }
+        }
+        actions
+    }
+
+    /// Adds `# gpulens: ignore[CODE]` at the end of the finding's first line,
+    /// or adds the code to an ignore comment already there.
+    fn suppression_edit(&self, doc: &Document, f: &Finding) -> TextEdit {
+        let line = doc.position(f.range.start, self.encoding).line;
+        let line_start = doc.offset(gpulens_syntax::Position::new(line, 0), self.encoding);
+        let line_end = doc.offset(gpulens_syntax::Position::new(line, u32::MAX), self.encoding);
+        let text = doc.rope().byte_slice(line_start..line_end).to_string();
+        if let Some(at) = text.find("# gpulens: ignore[") {
+            let open = at + "# gpulens: ignore[".len();
+            if let Some(close) = text[open..].find(']') {
+                let insert = line_start + open + close;
+                let p = self.position(doc, insert);
+                return TextEdit { range: Range::new(p, p), new_text: format!(", {}", f.code) };
+            }
+        }
+        let end = self.position(doc, line_end);
+        TextEdit { range: Range::new(end, end), new_text: format!("  # gpulens: ignore[{}]", f.code) }
+    }
+
+    pub fn fix_edit(&self, uri: &Uri, doc: &Document, findings: &[Finding], code: &str, range: Range) -> Option<WorkspaceEdit> {
+        let f = self.overlapping(doc, findings, range).find(|f| f.code == code && f.fix.is_some())?;
+        Some(workspace_edit(uri, self.text_edits(doc, f)))
+    }
+
+    pub fn hover(&self, doc: &Document, findings: &[Finding], position: Position, gpu: &GpuProfile) -> Option<Hover> {
+        let offset = self.offset(doc, position);
+        let knowledge = Knowledge::get();
+        if let Some(f) = findings.iter().find(|f| f.range.start <= offset && offset <= f.range.end) {
+            let rule = rule(f.code)?;
+            let lib = knowledge.library(f.library)?;
+            let mut md = format!("**{}** · {} — {}\n\n{}\n\n", f.code, lib.name, rule.summary, f.message);
+            md.push_str(&format!("**Why.** {}\n\n", rule.why));
+            md.push_str(&format!("**GPU.** {}\n\n", gpu_sentence(gpu)));
+            if let Some(page) = knowledge.reference_page(f.library) {
+                if let Some(intro) = first_paragraph(page) {
+                    md.push_str(&format!("**{}.** {intro}\n\n", lib.name));
+                }
+            }
+            md.push_str(&format!(
+                "[{} documentation]({}) · `gpulens explain {}` for an example before and after",
+                lib.name, lib.docs, f.code
+            ));
+            return Some(Hover {
+                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
+                range: Some(self.range(doc, &f.range)),
+            });
+        }
+        self.import_hover(doc, offset)
+    }
+
+    /// On `import numpy as np` and friends: which NVIDIA library covers the module, and how much of it.
+    fn import_hover(&self, doc: &Document, offset: usize) -> Option<Hover> {
+        let root = doc.tree().root_node();
+        let mut node = root.descendant_for_byte_range(offset, offset)?;
+        for _ in 0..6 {
+            if matches!(node.kind(), "import_statement" | "import_from_statement") {
+                break;
+            }
+            node = node.parent()?;
+        }
+        if !matches!(node.kind(), "import_statement" | "import_from_statement") {
+            return None;
+        }
+        // The name under the cursor, else the statement's first module.
+        let mut cursor = node.walk();
+        let names: Vec<_> = node
+            .named_children(&mut cursor)
+            .filter_map(|c| match c.kind() {
+                "dotted_name" => Some(c),
+                "aliased_import" => c.child_by_field_name("name"),
+                _ => None,
+            })
+            .collect();
+        let name = names
+            .iter()
+            .find(|n| n.start_byte() <= offset && offset <= n.end_byte())
+            .or_else(|| names.first())?;
+        let text = doc.rope().byte_slice(name.byte_range()).to_string();
+        let module = text.split('.').next()?.trim().to_string();
+        let knowledge = Knowledge::get();
+        let coverage = knowledge.coverage(&module);
+        if coverage.is_empty() {
+            return None;
+        }
+        let mut md = format!("**{module}** on the GPU\n\n");
+        for (lib, full, partial, fallback, missing) in coverage {
+            let Some(library) = knowledge.library(lib) else { continue };
+            md.push_str(&format!(
+                "- **{}** ({}): {} of gpulens' {} mapped `{module}` APIs run on the GPU ({} with differences){}{}. Install: `{}`. [docs]({})\n",
+                library.name,
+                library.status.as_str(),
+                full + partial,
+                full + partial + fallback + missing,
+                partial,
+                if fallback > 0 { format!(", {fallback} fall back to the CPU") } else { String::new() },
+                if missing > 0 { format!(", {missing} have no GPU version") } else { String::new() },
+                library.install.cu12,
+                library.docs,
+            ));
+            if let Some(z) = &library.zero_code_change {
+                md.push_str(&format!("  - Without code changes: `{}`\n", z.script));
+            }
+        }
+        Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
+            range: Some(Range::new(self.position(doc, name.start_byte()), self.position(doc, name.end_byte()))),
+        })
+    }
+
+    pub fn inlay_hints(&self, doc: &Document, findings: &[Finding], range: Range) -> Vec<InlayHint> {
+        let knowledge = Knowledge::get();
+        self.overlapping(doc, findings, range)
+            .filter(|f| !f.code.starts_with("GPU"))
+            .filter_map(|f| {
+                let lib = knowledge.library(f.library)?;
+                Some(InlayHint {
+                    position: self.position(doc, f.range.end),
+                    label: InlayHintLabel::String(format!("→ {}", lib.name)),
+                    kind: None,
+                    text_edits: None,
+                    tooltip: Some(InlayHintTooltip::String(f.message.clone())),
+                    padding_left: Some(true),
+                    padding_right: None,
+                    data: None,
+                })
+            })
+            .collect()
+    }
+}
+
+fn workspace_edit(uri: &Uri, edits: Vec<TextEdit>) -> WorkspaceEdit {
+    WorkspaceEdit { changes: Some(HashMap::from([(uri.clone(), edits)])), ..Default::default() }
+}
+
+fn gpu_sentence(gpu: &GpuProfile) -> String {
+    match gpu.source {
+        ProfileSource::None => "No GPU is known here (no NVIDIA driver found, and no target GPU set): the advice is \
+                                generic. Set `target-gpu` to tune it to the GPU your code will run on."
+            .into(),
+        ProfileSource::Nvml | ProfileSource::Target => format!(
+            "Advice tuned for {}{}{}.",
+            gpu.name.as_deref().unwrap_or("the GPU"),
+            gpu.compute_capability.as_deref().map(|c| format!(", compute capability {c}")).unwrap_or_default(),
+            gpu.memory_bytes.map(|m| format!(", {:.0} GB", m as f64 / 1e9)).unwrap_or_default(),
+        ),
+    }
+}
+
+/// The first prose paragraph of a Markdown page (after its title).
+fn first_paragraph(page: &str) -> Option<String> {
+    page.split("\n\n")
+        .map(str::trim)
+        .find(|p| !p.is_empty() && !p.starts_with('#') && !p.starts_with("```"))
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+}

@@ -1,0 +1,499 @@
+//! `gpulens serve`: the language server.
+//!
+//! Open documents live in a `DashMap` of [`OpenDoc`]s: a rope + tree
+//! (`gpulens_syntax::Document`) and the findings of its current text. Every
+//! change is applied and analysed synchronously inside the notification
+//! handler, before its first `.await`, so handlers see edits in order. This
+//! is the only crate that knows LSP types; rules come from
+//! `gpulens-diagnostics` as plain findings.
+
+mod convert;
+mod settings;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use dashmap::DashMap;
+use gpulens_diagnostics::config::ToolConfig;
+use gpulens_diagnostics::{check, Finding};
+use gpulens_gpu::GpuProfile;
+use gpulens_syntax::{Change, Document, PositionEncoding};
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+use crate::convert::{Converter, FIX_ALL_KIND};
+use crate::settings::{EditorSettings, Effective};
+
+pub const COMMAND_APPLY_FIX: &str = "gpulens.applyFix";
+pub const COMMAND_GPU_PROFILE: &str = "gpulens.gpuProfile";
+
+/// One open file.
+struct OpenDoc {
+    version: i32,
+    doc: Document,
+    findings: Arc<Vec<Finding>>,
+    /// Changes whenever the findings may have: the pull-diagnostics result id.
+    generation: u64,
+}
+
+struct State {
+    docs: DashMap<Uri, OpenDoc>,
+    encoding: RwLock<PositionEncoding>,
+    /// The client pulls diagnostics (`textDocument/diagnostic`); otherwise we push.
+    pull: AtomicBool,
+    editor: RwLock<EditorSettings>,
+    project: RwLock<Option<ToolConfig>>,
+    project_file: RwLock<Option<PathBuf>>,
+    effective: RwLock<Arc<Effective>>,
+    gpu: RwLock<Arc<GpuProfile>>,
+    generations: AtomicU64,
+    watch_files: AtomicBool,
+}
+
+pub struct Backend {
+    client: Client,
+    state: Arc<State>,
+}
+
+/// Runs `f`, turning a panic into `None` (logged), so one bad input never
+/// takes the server down.
+fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => Some(v),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!("internal error in {what}: {message}");
+            None
+        }
+    }
+}
+
+fn internal(what: &str) -> Error {
+    let mut e = Error::internal_error();
+    e.message = format!("gpulens: internal error in {what} (see the server log)").into();
+    e
+}
+
+fn unknown_document(uri: &Uri) -> Error {
+    Error::invalid_params(format!("gpulens: document {} is not open", uri.as_str()))
+}
+
+impl Backend {
+    pub fn new(client: Client) -> Self {
+        let editor = EditorSettings::default();
+        let effective = Arc::new(Effective::new(None, &editor));
+        Backend {
+            client,
+            state: Arc::new(State {
+                docs: DashMap::new(),
+                encoding: RwLock::new(PositionEncoding::Utf16),
+                pull: AtomicBool::new(false),
+                editor: RwLock::new(editor),
+                project: RwLock::new(None),
+                project_file: RwLock::new(None),
+                effective: RwLock::new(effective),
+                gpu: RwLock::new(Arc::new(GpuProfile::none())),
+                generations: AtomicU64::new(1),
+                watch_files: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    fn encoding(&self) -> PositionEncoding {
+        *self.state.encoding.read().unwrap()
+    }
+
+    fn effective(&self) -> Arc<Effective> {
+        self.state.effective.read().unwrap().clone()
+    }
+
+    fn converter(&self) -> Converter {
+        Converter { encoding: self.encoding() }
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.state.generations.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Runs the rules on a document's current text.
+    fn analyse(&self, doc: &Document) -> Arc<Vec<Finding>> {
+        let effective = self.effective();
+        let gpu = self.state.gpu.read().unwrap().clone();
+        let findings = guard("analysis", || {
+            let text = doc.to_string();
+            check(&text, doc.tree(), &effective.settings, &gpu)
+        });
+        Arc::new(findings.unwrap_or_default())
+    }
+
+    /// The diagnostics to publish for `uri`, when we push them.
+    fn push_payload(&self, uri: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
+        if self.state.pull.load(Ordering::Relaxed) {
+            return None;
+        }
+        let entry = self.state.docs.get(uri)?;
+        let diagnostics = guard("diagnostics", || self.converter().diagnostics(&entry.doc, &entry.findings))?;
+        Some((diagnostics, entry.version))
+    }
+
+    async fn publish(&self, uri: Uri) {
+        if let Some((diagnostics, version)) = self.push_payload(&uri) {
+            self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+        }
+    }
+
+    /// Settings changed: recompute what depends on them and re-analyse every open document.
+    fn reconfigure(&self) -> Vec<Uri> {
+        let editor = self.state.editor.read().unwrap().clone();
+        let project = self.state.project.read().unwrap().clone();
+        let effective = Arc::new(Effective::new(project.as_ref(), &editor));
+        *self.state.effective.write().unwrap() = effective;
+        let uris: Vec<Uri> = self.state.docs.iter().map(|e| e.key().clone()).collect();
+        for uri in &uris {
+            if let Some(mut entry) = self.state.docs.get_mut(uri) {
+                let findings = self.analyse(&entry.doc);
+                entry.findings = findings;
+                entry.generation = self.next_generation();
+            }
+        }
+        uris
+    }
+
+    /// Tells the client diagnostics changed: push them, or ask it to pull again.
+    fn refresh_all(&self, uris: Vec<Uri>) {
+        let client = self.client.clone();
+        if self.state.pull.load(Ordering::Relaxed) {
+            // Never await a client request in a handler: spawn it.
+            tokio::spawn(async move {
+                let _ = client.workspace_diagnostic_refresh().await;
+            });
+        } else {
+            let payloads: Vec<_> = uris.into_iter().filter_map(|u| self.push_payload(&u).map(|p| (u, p))).collect();
+            tokio::spawn(async move {
+                for (uri, (diagnostics, version)) in payloads {
+                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+                }
+            });
+        }
+    }
+
+    fn load_project(&self) -> Option<String> {
+        let path = self.state.project_file.read().unwrap().clone()?;
+        let (config, problem) = match std::fs::read_to_string(&path) {
+            Ok(text) => match ToolConfig::from_pyproject(&text) {
+                Ok(config) => (config, None),
+                Err(e) => (None, Some(format!("gpulens: {}: {e}", path.display()))),
+            },
+            Err(_) => (None, None), // no pyproject.toml: defaults
+        };
+        *self.state.project.write().unwrap() = config;
+        problem
+    }
+
+    fn warn(&self, message: String) {
+        tracing::warn!("{message}");
+        let client = self.client.clone();
+        tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let encoding = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .filter(|offered| offered.contains(&PositionEncodingKind::UTF8))
+            .map_or(PositionEncoding::Utf16, |_| PositionEncoding::Utf8);
+        *self.state.encoding.write().unwrap() = encoding;
+        let text_document = params.capabilities.text_document.as_ref();
+        let pull = text_document.and_then(|t| t.diagnostic.as_ref()).is_some();
+        self.state.pull.store(pull, Ordering::Relaxed);
+        let watch = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
+        self.state.watch_files.store(watch, Ordering::Relaxed);
+
+        #[allow(deprecated)] // root_uri: older clients send only that
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .map(|f| f.uri.clone())
+            .or(params.root_uri.clone())
+            .and_then(|u| u.to_file_path().map(|p| p.into_owned()));
+        *self.state.project_file.write().unwrap() = root.map(|r| r.join("pyproject.toml"));
+        let mut problems: Vec<String> = self.load_project().into_iter().collect();
+        if let Some(options) = &params.initialization_options {
+            match EditorSettings::from_json(options) {
+                Ok(editor) => *self.state.editor.write().unwrap() = editor,
+                Err(e) => problems.push(format!("gpulens: ignoring initializationOptions: {e}")),
+            }
+        }
+        self.reconfigure();
+        for p in problems {
+            self.warn(p);
+        }
+
+        let encoding_kind = match encoding {
+            PositionEncoding::Utf8 => PositionEncodingKind::UTF8,
+            _ => PositionEncodingKind::UTF16,
+        };
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo { name: "gpulens".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            capabilities: ServerCapabilities {
+                position_encoding: Some(encoding_kind),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    ..Default::default()
+                })),
+                diagnostic_provider: pull.then(|| {
+                    DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                        identifier: Some("gpulens".into()),
+                        inter_file_dependencies: false,
+                        workspace_diagnostics: false,
+                        ..Default::default()
+                    })
+                }),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::new(FIX_ALL_KIND)]),
+                    resolve_provider: Some(false),
+                    ..Default::default()
+                })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![COMMAND_APPLY_FIX.into(), COMMAND_GPU_PROFILE.into()],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        if self.state.watch_files.load(Ordering::Relaxed) {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let options = DidChangeWatchedFilesRegistrationOptions {
+                    watchers: vec![FileSystemWatcher {
+                        glob_pattern: GlobPattern::String("**/pyproject.toml".into()),
+                        kind: None,
+                    }],
+                };
+                let registration = Registration {
+                    id: "gpulens-pyproject".into(),
+                    method: "workspace/didChangeWatchedFiles".into(),
+                    register_options: serde_json::to_value(options).ok(),
+                };
+                if let Err(e) = client.register_capability(vec![registration]).await {
+                    tracing::warn!("could not watch pyproject.toml: {e}");
+                }
+            });
+        }
+        tracing::info!("gpulens {} ready", env!("CARGO_PKG_VERSION"));
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let item = params.text_document;
+        let opened = guard("didOpen", || {
+            let doc = Document::new(&item.text);
+            let findings = self.analyse(&doc);
+            OpenDoc { version: item.version, doc, findings, generation: self.next_generation() }
+        });
+        if let Some(open) = opened {
+            self.state.docs.insert(item.uri.clone(), open);
+            self.publish(item.uri).await;
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let encoding = self.encoding();
+        {
+            let Some(mut entry) = self.state.docs.get_mut(&uri) else {
+                tracing::warn!("didChange for {} which is not open: ignored", uri.as_str());
+                return;
+            };
+            if params.text_document.version < entry.version {
+                // The client's edits still describe its text; apply them, but say so.
+                tracing::warn!("didChange for {} with older version {} < {}", uri.as_str(), params.text_document.version, entry.version);
+            }
+            let changes: Vec<Change> = params
+                .content_changes
+                .into_iter()
+                .map(|c| Change { range: c.range.map(convert::range_in), text: c.text })
+                .collect();
+            let entry = &mut *entry;
+            let applied = guard("didChange", || {
+                entry.doc.apply_changes(&changes, encoding);
+            });
+            if applied.is_none() {
+                // The document may be half-edited; the client's next full sync or reopen repairs it.
+                return;
+            }
+            entry.version = params.text_document.version;
+            entry.findings = self.analyse(&entry.doc);
+            entry.generation = self.next_generation();
+        }
+        self.publish(uri).await;
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.state.docs.remove(&uri);
+        if !self.state.pull.load(Ordering::Relaxed) {
+            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        }
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        match EditorSettings::from_json(&params.settings) {
+            Ok(editor) => *self.state.editor.write().unwrap() = editor,
+            Err(e) => {
+                self.warn(format!("gpulens: ignoring settings: {e}"));
+                return;
+            }
+        }
+        let uris = self.reconfigure();
+        self.refresh_all(uris);
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        if !params.changes.iter().any(|c| c.uri.as_str().ends_with("pyproject.toml")) {
+            return;
+        }
+        if let Some(problem) = self.load_project() {
+            self.warn(problem);
+        }
+        let uris = self.reconfigure();
+        self.refresh_all(uris);
+    }
+
+    async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
+        let result_id = entry.generation.to_string();
+        if params.previous_result_id.as_deref() == Some(result_id.as_str()) {
+            return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(
+                RelatedUnchangedDocumentDiagnosticReport {
+                    related_documents: None,
+                    unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
+                },
+            )));
+        }
+        let items = guard("diagnostic", || self.converter().diagnostics(&entry.doc, &entry.findings))
+            .ok_or_else(|| internal("diagnostic"))?;
+        Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+            related_documents: None,
+            full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id: Some(result_id), items },
+        })))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.clone();
+        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
+        let actions = guard("codeAction", || self.converter().code_actions(&uri, &entry.doc, &entry.findings, &params))
+            .ok_or_else(|| internal("codeAction"))?;
+        Ok(Some(actions))
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let uri = params.text_document_position_params.text_document.uri;
+        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
+        let gpu = self.state.gpu.read().unwrap().clone();
+        let position = params.text_document_position_params.position;
+        guard("hover", || self.converter().hover(&entry.doc, &entry.findings, position, &gpu)).ok_or_else(|| internal("hover"))
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let uri = params.text_document.uri;
+        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
+        if !self.effective().inlay_hints {
+            return Ok(Some(Vec::new()));
+        }
+        guard("inlayHint", || self.converter().inlay_hints(&entry.doc, &entry.findings, params.range))
+            .map(Some)
+            .ok_or_else(|| internal("inlayHint"))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        match params.command.as_str() {
+            COMMAND_GPU_PROFILE => {
+                let gpu = self.state.gpu.read().unwrap().clone();
+                Ok(Some(json!({
+                    "profile": serde_json::to_value(&*gpu).unwrap_or(Value::Null),
+                    "target": self.effective().target_gpu,
+                })))
+            }
+            COMMAND_APPLY_FIX => {
+                let args: Option<(Uri, String, Range)> = params
+                    .arguments
+                    .first()
+                    .and_then(|a| serde_json::from_value::<(Uri, String, Range)>(a.clone()).ok())
+                    .or_else(|| {
+                        let [u, c, r] = params.arguments.as_slice() else { return None };
+                        Some((serde_json::from_value(u.clone()).ok()?, serde_json::from_value(c.clone()).ok()?, serde_json::from_value(r.clone()).ok()?))
+                    });
+                let Some((uri, code, range)) = args else {
+                    return Err(Error::invalid_params("gpulens.applyFix takes [uri, code, range]"));
+                };
+                let edit = {
+                    let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
+                    guard("applyFix", || self.converter().fix_edit(&uri, &entry.doc, &entry.findings, &code, range))
+                        .ok_or_else(|| internal("applyFix"))?
+                };
+                let Some(edit) = edit else {
+                    return Err(Error::invalid_params(format!("no fix for {code} at that range")));
+                };
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = client.apply_edit(edit).await {
+                        tracing::warn!("workspace/applyEdit failed: {e}");
+                    }
+                });
+                Ok(None)
+            }
+            other => Err(Error::invalid_params(format!("unknown command {other:?}"))),
+        }
+    }
+}
+
+/// Serves LSP on stdin/stdout until the client exits. Logs go to stderr at
+/// the level `GPULENS_LOG` names (`info` by default).
+pub fn run() -> std::process::ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("GPULENS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("gpulens: cannot start the server: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        let (service, socket) = LspService::new(Backend::new);
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+    });
+    std::process::ExitCode::SUCCESS
+}
