@@ -98,8 +98,9 @@ pub struct Suppression {
 
 pub struct Module<'t> {
     pub text: &'t str,
-    /// Local name → fully qualified module or object (`np` → `numpy`).
-    imports: HashMap<&'t str, String>,
+    /// Local name → fully qualified module or object (`np` → `numpy`), with
+    /// the byte range of the scope (module or function) the import binds it in.
+    imports: HashMap<&'t str, Vec<(std::ops::Range<usize>, String)>>,
     /// Bindings of each (scope, name), in source order, with the offset where each is made.
     bindings: HashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
     pub calls: Vec<CallSite<'t>>,
@@ -117,6 +118,13 @@ const MODULE_SCOPE: usize = usize::MAX;
 
 impl<'t> Module<'t> {
     pub fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge) -> Self {
+        Self::new_skipping(text, tree, knowledge, &[])
+    }
+
+    /// Like [`Module::new`], but does not look inside the nodes in `skip`
+    /// (definitions whose findings are already known; sorted node ids); a
+    /// skipped decorated definition is still listed in `decorated`.
+    pub fn new_skipping(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, skip: &[usize]) -> Self {
         let mut module = Module {
             text,
             imports: HashMap::new(),
@@ -129,7 +137,7 @@ impl<'t> Module<'t> {
             suppressions: Vec::new(),
             knowledge,
         };
-        module.collect(tree);
+        module.collect(tree, skip);
         module
     }
 
@@ -141,12 +149,26 @@ impl<'t> Module<'t> {
         &self.text[node.byte_range()]
     }
 
-    /// Imports bound in this module, local name → qualified target.
-    pub fn imports(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.imports.iter().map(|(k, v)| (*k, v.as_str()))
+    /// Imports visible at byte `offset`, local name → qualified target.
+    pub fn imports_at(&self, offset: usize) -> impl Iterator<Item = (&str, &str)> {
+        self.imports.keys().filter_map(move |k| self.import_at(k, offset).map(|t| (*k, t)))
     }
 
-    fn collect(&mut self, tree: &'t Tree) {
+    /// What `name` is imported as at `offset`: the innermost scope's import wins.
+    fn import_at(&self, name: &str, offset: usize) -> Option<&str> {
+        self.imports
+            .get(name)?
+            .iter()
+            .filter(|(scope, _)| scope.contains(&offset) || scope.end == offset)
+            .min_by_key(|(scope, _)| scope.len())
+            .map(|(_, target)| target.as_str())
+    }
+
+    fn add_import(&mut self, scope: std::ops::Range<usize>, name: &'t str, target: String) {
+        self.imports.entry(name).or_default().push((scope, target));
+    }
+
+    fn collect(&mut self, tree: &'t Tree, skip: &[usize]) {
         // One frame per entered node: what entering it changed, undone on exit.
         struct Frame {
             kind: u16,
@@ -158,12 +180,36 @@ impl<'t> Module<'t> {
         let mut cursor = tree.walk();
         let mut frames: Vec<Frame> = Vec::new();
         let mut scopes: Vec<usize> = vec![MODULE_SCOPE];
+        let mut scope_ranges: Vec<std::ops::Range<usize>> = vec![0..self.text.len()];
         let mut loop_depth = 0u32;
         let mut check_depth = 0u32;
         loop {
             let node = cursor.node();
             let kind = node.kind_id();
             let field = cursor.field_id();
+            if !skip.is_empty()
+                && (kind == g.function_definition || kind == g.decorated_definition)
+                && skip.binary_search(&node.id()).is_ok()
+            {
+                if kind == g.decorated_definition {
+                    self.decorated.push(node);
+                }
+                // Treat as a leaf: move on to its next sibling.
+                loop {
+                    if cursor.goto_next_sibling() {
+                        break;
+                    }
+                    if !cursor.goto_parent() {
+                        return;
+                    }
+                    let done = frames.pop().expect("one frame per entered node");
+                    scopes.truncate(scopes.len() - done.scope as usize);
+                    scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
+                    loop_depth -= done.repeats as u32;
+                    check_depth -= done.check as u32;
+                }
+                continue;
+            }
             let parent = frames.last().map_or(0, |f| f.kind);
             // Conditions and assertions check data; they are not the work.
             let is_condition = field == Some(g.f_condition);
@@ -180,6 +226,7 @@ impl<'t> Module<'t> {
                 self.collect_assignment(node, *scopes.last().unwrap());
             } else if kind == g.function_definition || kind == g.lambda {
                 scopes.push(node.id());
+                scope_ranges.push(node.byte_range());
                 frame.scope = true;
                 if let Some(params) = node.child_by_field_name("parameters") {
                     self.collect_parameters(params, node.id());
@@ -202,10 +249,10 @@ impl<'t> Module<'t> {
                 self.decorated.push(node);
             } else if kind == g.import_statement {
                 self.import_nodes.push(node);
-                self.collect_import(node);
+                self.collect_import(node, scope_ranges.last().unwrap().clone());
             } else if kind == g.import_from_statement {
                 self.import_nodes.push(node);
-                self.collect_import_from(node);
+                self.collect_import_from(node, scope_ranges.last().unwrap().clone());
             } else if kind == g.comment {
                 self.collect_comment(node);
             }
@@ -218,6 +265,7 @@ impl<'t> Module<'t> {
             loop {
                 let done = frames.pop().expect("one frame per entered node");
                 scopes.truncate(scopes.len() - done.scope as usize);
+                scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
                 loop_depth -= done.repeats as u32;
                 check_depth -= done.check as u32;
                 if cursor.goto_next_sibling() {
@@ -281,7 +329,7 @@ impl<'t> Module<'t> {
         }
     }
 
-    fn collect_import(&mut self, node: Node<'t>) {
+    fn collect_import(&mut self, node: Node<'t>, scope: std::ops::Range<usize>) {
         let mut cursor = node.walk();
         for child in node.children_by_field_name("name", &mut cursor) {
             match child.kind() {
@@ -289,14 +337,14 @@ impl<'t> Module<'t> {
                 "dotted_name" => {
                     let full = self.text_of(child);
                     let first = full.split('.').next().unwrap_or(full).trim();
-                    self.imports.insert(first, first.to_string());
+                    self.add_import(scope.clone(), first, first.to_string());
                 }
                 // `import a.b as c` binds `c` to `a.b`.
                 "aliased_import" => {
                     if let (Some(name), Some(alias)) =
                         (child.child_by_field_name("name"), child.child_by_field_name("alias"))
                     {
-                        self.imports.insert(self.text_of(alias), dotted(self.text_of(name)));
+                        self.add_import(scope.clone(), self.text_of(alias), dotted(self.text_of(name)));
                     }
                 }
                 _ => {}
@@ -304,7 +352,7 @@ impl<'t> Module<'t> {
         }
     }
 
-    fn collect_import_from(&mut self, node: Node<'t>) {
+    fn collect_import_from(&mut self, node: Node<'t>, scope: std::ops::Range<usize>) {
         let Some(module) = node.child_by_field_name("module_name") else { return };
         if module.kind() != "dotted_name" {
             return; // relative imports name the user's own code
@@ -315,13 +363,13 @@ impl<'t> Module<'t> {
             match child.kind() {
                 "dotted_name" => {
                     let name = self.text_of(child);
-                    self.imports.insert(name, format!("{module}.{}", dotted(name)));
+                    self.add_import(scope.clone(), name, format!("{module}.{}", dotted(name)));
                 }
                 "aliased_import" => {
                     if let (Some(name), Some(alias)) =
                         (child.child_by_field_name("name"), child.child_by_field_name("alias"))
                     {
-                        self.imports.insert(self.text_of(alias), format!("{module}.{}", dotted(self.text_of(name))));
+                        self.add_import(scope.clone(), self.text_of(alias), format!("{module}.{}", dotted(self.text_of(name))));
                     }
                 }
                 _ => {}
@@ -370,8 +418,8 @@ impl<'t> Module<'t> {
         loop {
             match node.kind() {
                 "identifier" => {
-                    let root = self.imports.get(self.text_of(node))?;
-                    let mut name = root.clone();
+                    let root = self.import_at(self.text_of(node), node.start_byte())?;
+                    let mut name = root.to_string();
                     for part in parts.iter().rev() {
                         name.push('.');
                         name.push_str(part);
@@ -437,7 +485,7 @@ impl<'t> Module<'t> {
             "list" | "tuple" => Value::Array(element_count(expr)),
             "identifier" => {
                 let name = self.text_of(expr);
-                if self.imports.contains_key(name) {
+                if self.import_at(name, expr.start_byte()).is_some() {
                     return Value::Unknown;
                 }
                 match self.lookup(scope, name, expr.start_byte()) {
@@ -542,7 +590,7 @@ impl<'t> Module<'t> {
                 _ => Value::Unknown,
             };
         }
-        if function.kind() == "identifier" && self.text_of(function) == "len" && !self.imports.contains_key("len") {
+        if function.kind() == "identifier" && self.text_of(function) == "len" && self.import_at("len", function.start_byte()).is_none() {
             let arg = call.child_by_field_name("arguments").and_then(|a| a.named_child(0));
             return match arg.map(|a| self.eval(a, scope, depth)) {
                 Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
@@ -782,7 +830,7 @@ mod tests {
     fn module_imports(src: &str) -> Vec<(String, String)> {
         let tree = gpulens_syntax::parse(src);
         let module = Module::new(src, &tree, Knowledge::get());
-        let mut v: Vec<_> = module.imports().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let mut v: Vec<_> = module.imports_at(0).map(|(a, b)| (a.to_string(), b.to_string())).collect();
         v.sort();
         v
     }

@@ -17,7 +17,7 @@ use std::sync::{Arc, RwLock};
 
 use dashmap::DashMap;
 use gpulens_diagnostics::config::ToolConfig;
-use gpulens_diagnostics::{check, Finding};
+use gpulens_diagnostics::{check_incremental, Cache, Finding};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{Change, Document, PositionEncoding};
 use serde_json::{json, Value};
@@ -36,6 +36,8 @@ struct OpenDoc {
     version: i32,
     doc: Document,
     findings: Arc<Vec<Finding>>,
+    /// Findings per function of the previous analysis, so an edit re-analyses one function.
+    cache: Cache,
     /// Changes whenever the findings may have: the pull-diagnostics result id.
     generation: u64,
 }
@@ -124,13 +126,18 @@ impl Backend {
     }
 
     /// Runs the rules on a document's current text.
-    fn analyse(&self, doc: &Document) -> Arc<Vec<Finding>> {
+    fn analyse(&self, doc: &Document, cache: &mut Cache) -> Arc<Vec<Finding>> {
         let effective = self.effective();
         let gpu = self.state.gpu.read().unwrap().clone();
+        let started = std::time::Instant::now();
         let findings = guard("analysis", || {
             let text = doc.to_string();
-            check(&text, doc.tree(), &effective.settings, &gpu)
+            check_incremental(&text, doc.tree(), &effective.settings, &gpu, cache)
         });
+        tracing::debug!("analysis took {:?}, reused {:?} definitions", started.elapsed(), cache.last_reuse);
+        if findings.is_none() {
+            *cache = Cache::default(); // it may be half-updated
+        }
         Arc::new(findings.unwrap_or_default())
     }
 
@@ -159,8 +166,8 @@ impl Backend {
         let uris: Vec<Uri> = self.state.docs.iter().map(|e| e.key().clone()).collect();
         for uri in &uris {
             if let Some(mut entry) = self.state.docs.get_mut(uri) {
-                let findings = self.analyse(&entry.doc);
-                entry.findings = findings;
+                let entry = &mut *entry;
+                entry.findings = self.analyse(&entry.doc, &mut entry.cache);
                 entry.generation = self.next_generation();
             }
         }
@@ -317,8 +324,9 @@ impl LanguageServer for Backend {
         let item = params.text_document;
         let opened = guard("didOpen", || {
             let doc = Document::new(&item.text);
-            let findings = self.analyse(&doc);
-            OpenDoc { version: item.version, doc, findings, generation: self.next_generation() }
+            let mut cache = Cache::default();
+            let findings = self.analyse(&doc, &mut cache);
+            OpenDoc { version: item.version, doc, findings, cache, generation: self.next_generation() }
         });
         if let Some(open) = opened {
             self.state.docs.insert(item.uri.clone(), open);
@@ -352,7 +360,7 @@ impl LanguageServer for Backend {
                 return;
             }
             entry.version = params.text_document.version;
-            entry.findings = self.analyse(&entry.doc);
+            entry.findings = self.analyse(&entry.doc, &mut entry.cache);
             entry.generation = self.next_generation();
         }
         self.publish(uri).await;

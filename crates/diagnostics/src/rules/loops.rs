@@ -51,13 +51,12 @@ struct Shape<'t> {
 
 pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     let module = cx.module;
-    // Loops over Python lists are not GPU work: the module must use arrays.
-    let uses_arrays = module
-        .imports()
-        .any(|(_, target)| ["numpy", "scipy", "cupy", "numba", "warp"].iter().any(|m| target == *m || target.starts_with(&format!("{m}."))));
-    if !uses_arrays {
-        return;
-    }
+    // Loops over Python lists are not GPU work: the code must use arrays.
+    let uses_arrays = |offset: usize| {
+        module.imports_at(offset).any(|(_, target)| {
+            ["numpy", "scipy", "cupy", "numba", "warp"].iter().any(|m| target == *m || target.starts_with(&format!("{m}.")))
+        })
+    };
     // Loops that are already compiled for the GPU (inside kernels) are not candidates.
     let compiled: Vec<usize> = module
         .decorated
@@ -77,7 +76,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         .collect();
     let mut folded: Vec<usize> = Vec::new();
     for site in &module.loops {
-        if folded.contains(&site.node.id()) || compiled.contains(&site.scope) {
+        if folded.contains(&site.node.id()) || compiled.contains(&site.scope) || !uses_arrays(site.node.start_byte()) {
             continue;
         }
         let Some(shape) = analyse(cx, site) else { continue };

@@ -1,0 +1,54 @@
+//! Differential test: findings computed incrementally (reusing the cache of
+//! unchanged functions) must equal a fresh analysis, after every edit.
+
+use gpulens_diagnostics::{check, check_incremental, Cache, Settings};
+use gpulens_gpu::GpuProfile;
+use gpulens_syntax::{Change, Document, LineIndex, PositionEncoding, Range};
+use proptest::prelude::*;
+
+fn fixtures() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut names: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    names.sort();
+    names.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+}
+
+const PIECES: &[&str] = &[
+    "", "x", "\n", "    ", "np.sort(values)", "import cupy as cp\n", "N = 10\n", "N = 10_000_000\n", "# gpulens: ignore",
+    "def f(a):\n    return np.fft.fft(a)\n", "for i in range(N):\n    out[i] = a[i] * 2\n", ")", "(", ":", "@cuda.jit\n",
+    "import numpy as np\n", "中", "😀",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_equals_fresh(
+        which in 0usize..64,
+        edits in prop::collection::vec((0.0f64..1.0, 0usize..12, prop::sample::select(PIECES)), 1..10),
+    ) {
+        let all = fixtures();
+        let base = &all[which % all.len()];
+        let settings = Settings::default();
+        let gpu = GpuProfile::none();
+        let mut doc = Document::new(base);
+        let mut cache = Cache::default();
+        let text = doc.to_string();
+        prop_assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu));
+        for (at, len, piece) in edits {
+            let text = doc.to_string();
+            let index = LineIndex::new(&text);
+            let mut start = (text.len() as f64 * at) as usize;
+            while !text.is_char_boundary(start) { start -= 1; }
+            let mut end = (start + len).min(text.len());
+            while !text.is_char_boundary(end) { end -= 1; }
+            let enc = PositionEncoding::Utf8;
+            let range = Range::new(index.position(&text, start, enc), index.position(&text, end, enc));
+            doc.apply_changes(&[Change::replace(range, piece)], enc);
+            let text = doc.to_string();
+            let fresh = check(&text, doc.tree(), &settings, &gpu);
+            let incremental = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
+            prop_assert_eq!(incremental, fresh, "text:\n{}", text);
+        }
+    }
+}
