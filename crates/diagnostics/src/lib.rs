@@ -125,7 +125,18 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     if !might_have_findings(text, knowledge) {
         return Vec::new();
     }
-    let module = Module::new(text, tree, knowledge);
+    let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
+    let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
+    let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    finish(run_rules(&module, text, settings, gpu))
+}
+
+/// [`check`] without any of its shortcuts (the byte pre-scan, skipping
+/// functions that name nothing a rule looks at): the reference the tests
+/// hold the shortcuts to.
+#[doc(hidden)]
+pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+    let module = Module::new(text, tree, Knowledge::get());
     finish(run_rules(&module, text, settings, gpu))
 }
 
@@ -142,24 +153,28 @@ fn finish(mut findings: Vec<Finding>) -> Vec<Finding> {
     findings
 }
 
+fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
+    ids.sort_unstable();
+    ids
+}
+
 /// What an earlier analysis of a document found inside each function, so an
-/// edit re-analyses only the function it touched. Findings inside a function
-/// depend on its own text and on everything outside functions (imports,
-/// globals, class bodies, decorators, settings, GPU): when the latter changes,
-/// the cache starts over.
+/// edit re-analyses only the functions it touched. A function's findings
+/// depend on its own text, on the module-level names it mentions (imports of
+/// the libraries the rules know, module-level assignments, kernels), on which
+/// such libraries the module imports at all, and on the settings and GPU; the
+/// key of each cached entry covers exactly that.
 #[derive(Debug, Default)]
 pub struct Cache {
-    context: u64,
-    /// Hash of a definition's text → its findings, with ranges relative to its start.
+    /// Function key → its findings, with ranges relative to its start.
     units: HashMap<u64, Vec<Finding>>,
-    /// The units of a few recent other contexts: typing a character that
-    /// breaks the syntax and deleting it again returns to the context before.
-    previous: Vec<(u64, HashMap<u64, Vec<Finding>>)>,
-    /// Of the last run: (definitions reused, definitions in all).
+    /// Which outside names each function's text mentions, by text hash.
+    scans: Scans,
+    /// Of the last run: (functions reused or skipped, functions in all).
     pub last_reuse: (usize, usize),
 }
 
-/// [`check`], reusing `cache` for functions whose text has not changed. The
+/// [`check`], reusing `cache` for functions whose key has not changed. The
 /// result is the same as `check`'s (a property test holds it to that).
 pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, cache: &mut Cache) -> Vec<Finding> {
     let knowledge = Knowledge::get();
@@ -167,78 +182,179 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
         *cache = Cache::default();
         return Vec::new();
     }
-    let (units, mut context) = outline(tree, text);
-    format!("{settings:?}{gpu:?}").hash(&mut context);
-    let context = context.finish();
-    if context != cache.context {
-        let old = (cache.context, std::mem::take(&mut cache.units));
-        if let Some(at) = cache.previous.iter().position(|(c, _)| *c == context) {
-            cache.units = cache.previous.remove(at).1;
-        }
-        cache.previous.insert(0, old);
-        cache.previous.truncate(3);
-        cache.context = context;
+    let mut plan = Plan::new(text, tree, knowledge, &mut cache.scans);
+    let mut global = FxHasher::default();
+    format!("{settings:?}{gpu:?}").hash(&mut global);
+    plan.global.hash(&mut global);
+    let global = global.finish();
+    for u in &mut plan.units {
+        u.key ^= global;
     }
-    let hashes: Vec<u64> = units.iter().map(|u| fx_hash(&text.as_bytes()[u.range.clone()])).collect();
-    let mut skip: Vec<usize> =
-        units.iter().zip(&hashes).filter(|(_, h)| cache.units.contains_key(h)).map(|(u, _)| u.id).collect();
-    skip.sort_unstable();
-    cache.last_reuse = (skip.len(), units.len());
+    let skip: Vec<usize> = plan.units.iter().filter(|u| u.quiet || cache.units.contains_key(&u.key)).map(|u| u.id).collect();
+    let skip = sorted(skip);
+    cache.last_reuse = (skip.len(), plan.units.len());
     let module = Module::new_skipping(text, tree, knowledge, &skip);
     let mut findings = run_rules(&module, text, settings, gpu);
-    let mut fresh: HashMap<u64, Vec<Finding>> = HashMap::new();
-    for (unit, hash) in units.iter().zip(&hashes) {
-        let relative = |f: &Finding| {
-            let mut f = f.clone();
-            f.range = f.range.start - unit.range.start..f.range.end - unit.range.start;
-            if let Some(fix) = &mut f.fix {
-                for e in &mut fix.edits {
-                    e.range = e.range.start.saturating_sub(unit.range.start)..e.range.end.saturating_sub(unit.range.start);
-                }
-            }
-            f
-        };
-        if let Some(known) = cache.units.get(hash).filter(|_| skip.binary_search(&unit.id).is_ok()) {
-            fresh.insert(*hash, known.clone());
+    let mut fresh: HashMap<u64, Vec<Finding>> = HashMap::with_capacity(plan.units.len());
+    let mut reused = Vec::new();
+    for unit in &plan.units {
+        let start = unit.range.start;
+        if unit.quiet {
+            continue;
+        }
+        if let Some(known) = cache.units.get(&unit.key).filter(|_| skip.binary_search(&unit.id).is_ok()) {
+            reused.extend(known.iter().map(|f| shifted(f, start as isize)));
+            fresh.insert(unit.key, known.clone());
         } else {
-            let inside: Vec<Finding> =
-                findings.iter().filter(|f| unit.range.contains(&f.range.start) && f.range.end <= unit.range.end).map(relative).collect();
-            fresh.insert(*hash, inside);
+            let inside: Vec<Finding> = findings
+                .iter()
+                .filter(|f| unit.range.contains(&f.range.start) && f.range.end <= unit.range.end)
+                .map(|f| shifted(f, -(start as isize)))
+                .collect();
+            fresh.insert(unit.key, inside);
         }
     }
-    for (unit, hash) in units.iter().zip(&hashes) {
-        if skip.binary_search(&unit.id).is_ok() {
-            for f in &fresh[hash] {
-                let mut f = f.clone();
-                f.range = f.range.start + unit.range.start..f.range.end + unit.range.start;
-                if let Some(fix) = &mut f.fix {
-                    for e in &mut fix.edits {
-                        e.range = e.range.start + unit.range.start..e.range.end + unit.range.start;
-                    }
-                }
-                findings.push(f);
-            }
-        }
-    }
+    findings.extend(reused);
     cache.units = fresh;
     finish(findings)
+}
+
+fn shifted(f: &Finding, by: isize) -> Finding {
+    let shift = |r: &Range<usize>| (r.start as isize + by) as usize..(r.end as isize + by) as usize;
+    let mut f = f.clone();
+    f.range = shift(&f.range);
+    if let Some(fix) = &mut f.fix {
+        for e in &mut fix.edits {
+            e.range = shift(&e.range);
+        }
+    }
+    f
 }
 
 /// A top-level or class-level function definition: the unit of reuse.
 struct Unit {
     id: usize,
     range: Range<usize>,
+    /// Its text and what it depends on outside itself.
+    key: u64,
+    /// It mentions nothing a rule could start from: it has no findings.
+    quiet: bool,
 }
 
-/// The definitions that are units of reuse (functions directly in the
-/// module, in class bodies, or in what error recovery left of them), and a
-/// hash of what their findings may depend on outside them: everything but
-/// comments and docstrings (imports inside a function bind only there, so
-/// other functions don't depend on them). Walks no function body.
-fn outline(tree: &Tree, text: &str) -> (Vec<Unit>, FxHasher) {
+/// How to analyse a document: its units, and what every unit depends on.
+struct Plan {
+    units: Vec<Unit>,
+    /// Which libraries the rules know the module imports (the loop rules ask).
+    global: Vec<String>,
+}
+
+/// Token scans of function texts, valid while the set of outside names is the same.
+#[derive(Debug, Default)]
+struct Scans {
+    names: u64,
+    /// Text hash → (outside names mentioned, mentions `range` or `import`).
+    by_text: HashMap<u64, (Vec<String>, bool)>,
+}
+
+impl Plan {
+    fn new(text: &str, tree: &Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan {
+        let found = definition_units(tree);
+        let all = sorted(found.iter().map(|(id, _)| *id).collect());
+        let outside = Module::new_skipping(text, tree, knowledge, &all);
+        let relevant = |target: &str| {
+            let top = target.split('.').next().unwrap_or(target);
+            top == "time" || GPU_MODULES.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
+        };
+        let names = outside.outside_names(relevant);
+        let mut global: Vec<String> = outside
+            .imports_at(0)
+            .map(|(_, t)| t.split('.').next().unwrap_or(t).to_string())
+            .filter(|t| relevant(t))
+            .collect();
+        global.sort();
+        global.dedup();
+        let mut keys: Vec<&&str> = names.keys().collect();
+        keys.sort();
+        let mut names_hash = FxHasher::default();
+        keys.hash(&mut names_hash);
+        let names_hash = names_hash.finish();
+        if names_hash != scans.names {
+            scans.by_text.clear();
+            scans.names = names_hash;
+        }
+        let mut seen: HashMap<u64, (Vec<String>, bool)> = HashMap::with_capacity(found.len());
+        let units = found
+            .into_iter()
+            .map(|(id, range)| {
+                let bytes = &text.as_bytes()[range.clone()];
+                let text_hash = {
+                    let mut h = FxHasher::default();
+                    h.write(bytes);
+                    h.finish()
+                };
+                let (mentioned, loops_or_imports) = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
+                    Some(scan) => scan.clone(),
+                    None => {
+                        let mut mentioned: Vec<String> = Vec::new();
+                        let mut loops_or_imports = false;
+                        for_each_name(bytes, |token| {
+                            if token == "range" || token == "import" {
+                                loops_or_imports = true;
+                            } else if names.contains_key(token) && !mentioned.iter().any(|m| m == token) {
+                                mentioned.push(token.to_string());
+                            }
+                        });
+                        mentioned.sort_unstable();
+                        (mentioned, loops_or_imports)
+                    }
+                };
+                let mut key = FxHasher::default();
+                text_hash.hash(&mut key);
+                for name in &mentioned {
+                    let (offsets, hash) = &names[name.as_str()];
+                    name.hash(&mut key);
+                    hash.hash(&mut key);
+                    // Which module-level binding a use sees depends on where the function is.
+                    offsets.iter().filter(|o| **o < range.start).count().hash(&mut key);
+                }
+                let quiet = mentioned.is_empty() && !loops_or_imports;
+                seen.insert(text_hash, (mentioned, loops_or_imports));
+                Unit { id, quiet, key: key.finish(), range }
+            })
+            .collect();
+        scans.by_text = seen;
+        Plan { units, global }
+    }
+}
+
+/// Calls `f` with every identifier-like token of `bytes`.
+fn for_each_name<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str)) {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut i = 0;
+    while i < bytes.len() {
+        if is_ident(bytes[i]) {
+            let start = i;
+            while i < bytes.len() && is_ident(bytes[i]) {
+                i += 1;
+            }
+            if !bytes[start].is_ascii_digit() {
+                if let Ok(token) = std::str::from_utf8(&bytes[start..i]) {
+                    f(token);
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Function definitions directly in the module, in class bodies, or in what
+/// error recovery left of them; found without walking into any function. A
+/// definition with syntax errors parses differently depending on what
+/// surrounds it, so it is not a unit: it is analysed afresh every time.
+fn definition_units(tree: &Tree) -> Vec<(usize, Range<usize>)> {
     let g = gpulens_syntax::grammar();
     let mut units = Vec::new();
-    let mut context = FxHasher::default();
     let mut stack = vec![tree.root_node()];
     while let Some(container) = stack.pop() {
         let mut cursor = container.walk();
@@ -247,79 +363,20 @@ fn outline(tree: &Tree, text: &str) -> (Vec<Unit>, FxHasher) {
             let definition = if kind == g.decorated_definition { child.child_by_field_name("definition") } else { Some(child) };
             let Some(definition) = definition else { continue };
             if definition.kind_id() == g.function_definition {
-                if kind == g.decorated_definition {
-                    // Decorators decide whether a function is a kernel, which its callers' findings depend on.
-                    let mut cursor = child.walk();
-                    for decorator in child.named_children(&mut cursor).filter(|d| d.kind() == "decorator") {
-                        hash_masked(decorator, text, &mut context);
-                    }
-                    if let Some(name) = definition.child_by_field_name("name") {
-                        context.write(&text.as_bytes()[name.byte_range()]);
-                    }
-                }
-                // A definition with syntax errors parses differently depending on
-                // what surrounds it, so its text alone does not decide its
-                // findings: it is analysed afresh every time.
                 if !child.has_error() {
-                    units.push(Unit { id: child.id(), range: child.byte_range() });
+                    units.push((child.id(), child.byte_range()));
                 }
-            } else if definition.kind() == "class_definition" {
+            } else if definition.kind_id() == g.class_definition {
                 if let Some(body) = definition.child_by_field_name("body") {
                     stack.push(body);
                 }
             } else if child.is_error() {
                 stack.push(child);
-            } else if kind == g.comment || is_docstring(child) {
-                // No finding depends on prose.
-            } else {
-                hash_masked(child, text, &mut context);
             }
         }
     }
-    units.sort_by_key(|u| u.range.start);
-    (units, context)
-}
-
-/// Hashes a node's text with the contents of its strings and comments left
-/// out: no finding depends on what a string says (only on where it is).
-fn hash_masked(node: gpulens_syntax::Node<'_>, text: &str, hasher: &mut FxHasher) {
-    let bytes = text.as_bytes();
-    let mut at = node.start_byte();
-    let mut cursor = node.walk();
-    loop {
-        let n = cursor.node();
-        let prose = matches!(n.kind(), "string" | "comment");
-        if prose {
-            hasher.write(&bytes[at..n.start_byte()]);
-            hasher.write(b"\"\"");
-            at = n.end_byte();
-        }
-        if !prose && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                hasher.write(&bytes[at..node.end_byte()]);
-                return;
-            }
-        }
-    }
-}
-
-/// A statement that is only a string literal.
-fn is_docstring(statement: gpulens_syntax::Node<'_>) -> bool {
-    statement.kind() == "expression_statement"
-        && statement.named_child_count() == 1
-        && statement.named_child(0).is_some_and(|e| matches!(e.kind(), "string" | "concatenated_string"))
-}
-
-fn fx_hash(bytes: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(bytes);
-    h.finish()
+    units.sort_by_key(|u| u.1.start);
+    units
 }
 
 /// Every rule starts from an import of a CPU library the knowledge base

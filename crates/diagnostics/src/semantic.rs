@@ -154,6 +154,56 @@ impl<'t> Module<'t> {
         self.imports.keys().filter_map(move |k| self.import_at(k, offset).map(|t| (*k, t)))
     }
 
+    /// What code inside a function can reach outside it that a rule could
+    /// use, by name: imports of the libraries the rules know (`relevant`
+    /// decides), names assigned at module level, and GPU kernels (launched
+    /// by name). Each name comes with the offsets of its module-level
+    /// bindings (which one a use sees depends on where it is) and a hash of
+    /// what it is bound to.
+    pub fn outside_names(&self, relevant: impl Fn(&str) -> bool) -> HashMap<&'t str, (Vec<usize>, u64)> {
+        use std::hash::{Hash, Hasher};
+        let mut out: HashMap<&'t str, (Vec<usize>, u64)> = HashMap::new();
+        let mut add = |name: &'t str, at: Option<usize>, what: &str| {
+            let entry = out.entry(name).or_insert((Vec::new(), 0));
+            entry.0.extend(at);
+            let mut h = rustc_hash::FxHasher::default();
+            entry.1.hash(&mut h);
+            what.hash(&mut h);
+            entry.1 = h.finish();
+        };
+        for (name, list) in &self.imports {
+            for (scope, target) in list.iter().filter(|(_, t)| relevant(t)) {
+                let module_level = scope.start == 0 && scope.end == self.text.len();
+                add(name, None, &format!("{module_level}:{target}"));
+            }
+        }
+        for ((scope, name), list) in &self.bindings {
+            if *scope == MODULE_SCOPE {
+                for (at, binding) in list {
+                    let what = match binding {
+                        Binding::Assigned(rhs) => self.text_of(*rhs),
+                        Binding::Annotated(ty) => self.text_of(*ty),
+                        Binding::LoopIndex => "loop",
+                    };
+                    add(name, Some(*at), what);
+                }
+            }
+        }
+        for d in &self.decorated {
+            let Some(def) = d.child_by_field_name("definition") else { continue };
+            let mut cursor = d.walk();
+            let on_gpu = d.named_children(&mut cursor).filter(|n| n.kind() == "decorator").any(|dec| {
+                let expr = dec.named_child(0);
+                let callee = expr.and_then(|e| if e.kind() == "call" { e.child_by_field_name("function") } else { Some(e) });
+                callee.and_then(|c| self.qualified_name(c)).is_some_and(|n| n.starts_with("numba.") || n.starts_with("warp."))
+            });
+            if let (true, Some(name)) = (on_gpu, def.child_by_field_name("name")) {
+                add(self.text_of(name), None, &self.text[d.start_byte()..def.start_byte()]);
+            }
+        }
+        out
+    }
+
     /// What `name` is imported as at `offset`: the innermost scope's import wins.
     fn import_at(&self, name: &str, offset: usize) -> Option<&str> {
         self.imports
@@ -231,6 +281,11 @@ impl<'t> Module<'t> {
                 if let Some(params) = node.child_by_field_name("parameters") {
                     self.collect_parameters(params, node.id());
                 }
+            } else if kind == g.class_definition {
+                // A class body is a scope of its own, which its methods do not see.
+                scopes.push(node.id());
+                scope_ranges.push(node.byte_range());
+                frame.scope = true;
             } else if kind == g.for_statement {
                 let scope = *scopes.last().unwrap();
                 self.collect_loop_target(node, scope);

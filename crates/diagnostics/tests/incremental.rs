@@ -52,3 +52,28 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// The shortcuts of `check` (byte pre-scan, skipping functions that name
+    /// nothing a rule looks at) never change what it finds.
+    #[test]
+    fn shortcuts_change_nothing(
+        which in 0usize..64,
+        edits in prop::collection::vec((0.0f64..1.0, 0usize..12, prop::sample::select(PIECES)), 0..6),
+    ) {
+        let all = fixtures();
+        let mut text = all[which % all.len()].clone();
+        for (at, len, piece) in edits {
+            let mut start = (text.len() as f64 * at) as usize;
+            while !text.is_char_boundary(start) { start -= 1; }
+            let mut end = (start + len).min(text.len());
+            while !text.is_char_boundary(end) { end -= 1; }
+            text.replace_range(start..end, piece);
+        }
+        let tree = gpulens_syntax::parse(&text);
+        let (settings, gpu) = (Settings::default(), GpuProfile::none());
+        prop_assert_eq!(check(&text, &tree, &settings, &gpu), gpulens_diagnostics::check_reference(&text, &tree, &settings, &gpu), "text:\n{}", text);
+    }
+}
