@@ -389,22 +389,32 @@ pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
 /// GPU libraries whose use the `GPU…` rules check.
 const GPU_MODULES: &[&str] = &["cupy", "numba", "warp", "cudf", "pylibraft", "cuspatial"];
 
-/// A finding is suppressed by `# gpulens: ignore[…]` on its first or last line.
+/// A finding is suppressed by `# gpulens: ignore[…]` on its first or last
+/// line, or on a line that continues either of them with a backslash.
 fn is_suppressed(module: &Module<'_>, text: &str, finding: &Finding) -> bool {
     if module.suppressions.is_empty() {
         return false;
     }
-    let lines = [line_bounds(text, finding.range.start), line_bounds(text, finding.range.end)];
+    let lines = [logical_line(text, finding.range.start), logical_line(text, finding.range.end)];
     module.suppressions.iter().any(|s| {
         lines.iter().any(|l| l.contains(&s.offset))
             && (s.codes.is_empty() || s.codes.iter().any(|c| matches_code(c, finding.code)))
     })
 }
 
-fn line_bounds(text: &str, offset: usize) -> Range<usize> {
+/// The line holding `offset`, extended over backslash continuations.
+fn logical_line(text: &str, offset: usize) -> Range<usize> {
     let bytes = text.as_bytes();
     let offset = offset.min(bytes.len());
     let start = bytes[..offset].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);
-    let end = bytes[offset..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(bytes.len(), |i| offset + i);
-    start..end
+    let mut end = offset;
+    loop {
+        end = bytes[end..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(bytes.len(), |i| end + i);
+        if end > start && end < bytes.len() && bytes[end - 1] == b'\\' {
+            // Continued: skip the line break (CRLF too) and take the next line.
+            end += if bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
+            continue;
+        }
+        return start..end;
+    }
 }

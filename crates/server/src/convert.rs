@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use gpulens_diagnostics::{rule, Applicability, Finding, Severity};
+use gpulens_diagnostics::{parse_suppression, rule, Applicability, Finding, Severity};
 use gpulens_gpu::{GpuProfile, ProfileSource};
 use gpulens_knowledge::Knowledge;
 use gpulens_syntax::{Document, PositionEncoding};
@@ -134,23 +134,42 @@ impl Converter {
         actions
     }
 
-    /// Adds `# gpulens: ignore[CODE]` at the end of the finding's first line,
-    /// or adds the code to an ignore comment already there.
+    /// Adds `# gpulens: ignore[CODE]` at the end of the finding's first line
+    /// (past any backslash continuations, after which a comment is not
+    /// allowed), or adds the code to a gpulens comment already there.
     fn suppression_edit(&self, doc: &Document, f: &Finding) -> TextEdit {
-        let line = doc.position(f.range.start, self.encoding).line;
-        let line_start = doc.offset(gpulens_syntax::Position::new(line, 0), self.encoding);
-        let line_end = doc.offset(gpulens_syntax::Position::new(line, u32::MAX), self.encoding);
-        let text = doc.rope().byte_slice(line_start..line_end).to_string();
-        if let Some(at) = text.find("# gpulens: ignore[") {
-            let open = at + "# gpulens: ignore[".len();
-            if let Some(close) = text[open..].find(']') {
-                let insert = line_start + open + close;
-                let p = self.position(doc, insert);
-                return TextEdit { range: Range::new(p, p), new_text: format!(", {}", f.code) };
+        let rope = doc.rope();
+        let mut line = doc.position(f.range.start, self.encoding).line;
+        let line_end = |line: u32| doc.offset(gpulens_syntax::Position::new(line, u32::MAX), self.encoding);
+        let line_start = |line: u32| doc.offset(gpulens_syntax::Position::new(line, 0), self.encoding);
+        while (line as usize) + 1 < doc.line_count() {
+            let end = line_end(line);
+            if end > line_start(line) && rope.byte(end - 1) == b'\\' {
+                line += 1;
+            } else {
+                break;
             }
         }
-        let end = self.position(doc, line_end);
-        TextEdit { range: Range::new(end, end), new_text: format!("  # gpulens: ignore[{}]", f.code) }
+        let (start, end) = (line_start(line), line_end(line));
+        // A real comment on the line (not a `#` inside a string).
+        let root = doc.tree().root_node();
+        let comment = (start..end)
+            .filter(|&i| rope.byte(i) == b'#')
+            .filter_map(|i| root.descendant_for_byte_range(i, i + 1).filter(|n| n.kind() == "comment" && n.start_byte() == i))
+            .next();
+        if let Some(comment) = comment {
+            let text = rope.byte_slice(comment.byte_range()).to_string();
+            if let (Some(open), Some(codes)) = (text.find("gpulens: ignore["), parse_suppression(&text)) {
+                if !codes.is_empty() {
+                    if let Some(close) = text[open..].find(']') {
+                        let p = self.position(doc, comment.start_byte() + open + close);
+                        return TextEdit { range: Range::new(p, p), new_text: format!(", {}", f.code) };
+                    }
+                }
+            }
+        }
+        let p = self.position(doc, end);
+        TextEdit { range: Range::new(p, p), new_text: format!("  # gpulens: ignore[{}]", f.code) }
     }
 
     pub fn fix_edit(&self, uri: &Uri, doc: &Document, findings: &[Finding], code: &str, range: Range) -> Option<WorkspaceEdit> {

@@ -8,6 +8,7 @@
 //! `gpulens-diagnostics` as plain findings.
 
 mod convert;
+mod framing;
 mod settings;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -47,6 +48,8 @@ struct State {
     encoding: RwLock<PositionEncoding>,
     /// The client pulls diagnostics (`textDocument/diagnostic`); otherwise we push.
     pull: AtomicBool,
+    /// The client accepts `workspace/diagnostic/refresh`.
+    refresh: AtomicBool,
     editor: RwLock<EditorSettings>,
     project: RwLock<Option<ToolConfig>>,
     project_file: RwLock<Option<PathBuf>>,
@@ -98,6 +101,7 @@ impl Backend {
                 docs: DashMap::new(),
                 encoding: RwLock::new(PositionEncoding::Utf16),
                 pull: AtomicBool::new(false),
+                refresh: AtomicBool::new(false),
                 editor: RwLock::new(editor),
                 project: RwLock::new(None),
                 project_file: RwLock::new(None),
@@ -178,6 +182,9 @@ impl Backend {
     fn refresh_all(&self, uris: Vec<Uri>) {
         let client = self.client.clone();
         if self.state.pull.load(Ordering::Relaxed) {
+            if !self.state.refresh.load(Ordering::Relaxed) {
+                return; // the client pulls again on its own schedule
+            }
             // Never await a client request in a handler: spawn it.
             tokio::spawn(async move {
                 let _ = client.workspace_diagnostic_refresh().await;
@@ -225,6 +232,14 @@ impl LanguageServer for Backend {
         let text_document = params.capabilities.text_document.as_ref();
         let pull = text_document.and_then(|t| t.diagnostic.as_ref()).is_some();
         self.state.pull.store(pull, Ordering::Relaxed);
+        let refresh = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.diagnostics.as_ref())
+            .and_then(|d| d.refresh_support)
+            .unwrap_or(false);
+        self.state.refresh.store(refresh, Ordering::Relaxed);
         let watch = params
             .capabilities
             .workspace
@@ -501,7 +516,20 @@ pub fn run() -> std::process::ExitCode {
     };
     runtime.block_on(async {
         let (service, socket) = LspService::new(Backend::new);
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        // Malformed frames are answered and dropped before they reach the
+        // service; the service's output and those answers share stdout frame
+        // by frame (see framing.rs).
+        let (to_server, from_client) = tokio::io::duplex(1 << 20);
+        let (server_out, from_server) = tokio::io::duplex(1 << 20);
+        let (frames_tx, frames_rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(framing::filter(tokio::io::stdin(), to_server, frames_tx.clone()));
+        tokio::spawn(framing::frames(from_server, frames_tx));
+        let writer = tokio::spawn(framing::write_out(frames_rx, tokio::io::stdout()));
+        Server::new(from_client, server_out, socket).serve(service).await;
+        // Let the last replies (the answer to `shutdown`) reach the client.
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(200), writer).await;
     });
+    // Reading stdin blocks a thread that may never see end-of-file: don't wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     std::process::ExitCode::SUCCESS
 }

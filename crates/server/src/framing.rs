@@ -1,0 +1,201 @@
+//! A guard between stdin and the LSP service: it re-frames the client's
+//! byte stream and passes on only well-formed JSON-RPC messages.
+//!
+//! tower-lsp-server stops reading at the first frame it cannot decode (bad
+//! JSON, a bad `Content-Length`, an empty body), which would end the session
+//! over one broken message. Here such frames are logged and dropped, and the
+//! reader resynchronises on the next `Content-Length` header.
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// Largest message accepted (a 20 MB file sent as JSON stays well below it).
+const MAX_BODY: usize = 512 * 1024 * 1024;
+
+/// Why a message can't be passed on, with its JSON-RPC error code.
+pub struct Malformed {
+    pub code: i64,
+    pub why: String,
+}
+
+/// Whether `body` is a JSON-RPC 2.0 message tower-lsp-server can decode.
+pub fn is_well_formed(body: &[u8]) -> Result<(), Malformed> {
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| Malformed { code: -32700, why: format!("invalid JSON: {e}") })?;
+    check_request(&value).map_err(|why| Malformed { code: -32600, why })
+}
+
+fn check_request(value: &serde_json::Value) -> Result<(), String> {
+    let object = value.as_object().ok_or("not a JSON object")?;
+    if object.get("jsonrpc").and_then(|v| v.as_str()) != Some("2.0") {
+        return Err("missing \"jsonrpc\": \"2.0\"".into());
+    }
+    if !object.contains_key("method") && !object.contains_key("id") {
+        return Err("neither a request, a notification nor a response".into());
+    }
+    if let Some(method) = object.get("method") {
+        if !method.is_string() {
+            return Err("\"method\" is not a string".into());
+        }
+    }
+    Ok(())
+}
+
+/// A whole LSP frame: header and body.
+pub fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// Copies LSP frames from `input` to `output` until `input` ends. A
+/// malformed frame is dropped, and its error reply (id null, as JSON-RPC
+/// asks when the id can't be known) goes to `replies`.
+pub async fn filter(
+    input: impl AsyncRead + Unpin,
+    mut output: impl AsyncWrite + Unpin,
+    replies: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let mut reader = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        // Headers: lines up to an empty one.
+        let mut length: Option<usize> = None;
+        let mut bad_header = false;
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\r', '\n']);
+            if text.is_empty() {
+                if length.is_some() || bad_header {
+                    break;
+                }
+                continue; // stray blank line between messages
+            }
+            // A header may follow the unread body of a dropped message on the same line.
+            let text = match text.to_ascii_lowercase().rfind("content-length:") {
+                Some(at) if at > 0 => &text[at..],
+                _ => text,
+            };
+            match text.split_once(':') {
+                Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                    match value.trim().parse::<usize>() {
+                        Ok(n) if n <= MAX_BODY => length = Some(n),
+                        _ => {
+                            tracing::warn!("dropping a message with Content-Length {:?}", value.trim());
+                            bad_header = true;
+                        }
+                    }
+                }
+                Some(_) => {} // Content-Type and other headers
+                None => {
+                    tracing::warn!("ignoring a line that is not a header: {:?}", truncate(text));
+                }
+            }
+        }
+        let Some(length) = length.filter(|_| !bad_header) else { continue };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        if let Err(Malformed { code, why }) = is_well_formed(&body) {
+            tracing::warn!("dropping a malformed message ({why}): {:?}", truncate(&String::from_utf8_lossy(&body)));
+            let reply = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
+            let _ = replies.send(frame(reply.to_string().as_bytes()));
+            continue;
+        }
+        if output.write_all(&frame(&body)).await.is_err() {
+            return;
+        }
+        let _ = output.flush().await;
+    }
+}
+
+/// Reads whole frames written by the server and passes them to `frames`, so
+/// they can be interleaved with the filter's error replies without tearing.
+pub async fn frames(input: impl AsyncRead + Unpin, frames: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) {
+    let mut reader = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        let mut length = None;
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end();
+            if text.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = text.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse::<usize>().ok();
+                }
+            }
+        }
+        let Some(length) = length else { continue };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        if frames.send(frame(&body)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Writes frames to `output` in the order they arrive.
+pub async fn write_out(mut frames: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>, mut output: impl AsyncWrite + Unpin) {
+    while let Some(frame) = frames.recv().await {
+        if output.write_all(&frame).await.is_err() || output.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn truncate(s: &str) -> &str {
+    let mut end = s.len().min(120);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn well_formed_messages() {
+        assert!(is_well_formed(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).is_ok());
+        assert!(is_well_formed(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_ok());
+        for bad in [&b"{"[..], b"[]", b"null", b"{}", br#"{"id":1,"method":"x"}"#, br#"{"jsonrpc":"2.0"}"#, b"\xff"] {
+            assert!(is_well_formed(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_frames_are_dropped_and_the_stream_resynchronises() {
+        let good = r#"{"jsonrpc":"2.0","method":"a"}"#;
+        let input = format!(
+            "Content-Length: 3\r\n\r\n{{x]Content-Length: lots\r\n\r\nContent-Length: 0\r\n\r\nContent-Length: {}\r\n\r\n{good}",
+            good.len()
+        );
+        let mut out = Vec::new();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        filter(input.as_bytes(), &mut out, tx).await;
+        assert_eq!(String::from_utf8(out).unwrap(), format!("Content-Length: {}\r\n\r\n{good}", good.len()));
+        // One error reply per dropped body: `{x]` (invalid JSON) and the empty one.
+        let mut replies = Vec::new();
+        while let Ok(r) = rx.try_recv() {
+            replies.push(String::from_utf8(r).unwrap());
+        }
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        assert!(replies.iter().all(|r| r.contains("\"id\":null") && r.contains("-32700")), "{replies:?}");
+    }
+}
