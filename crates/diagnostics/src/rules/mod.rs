@@ -7,6 +7,7 @@ mod cugraph;
 mod cuml;
 mod cupy;
 mod gpu;
+mod library_calls;
 mod loops;
 
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
                 "cudf" => cudf::check_function(&call, &mut out),
                 "cuml" => cuml::check(&call, &mut out),
                 "cugraph" => cugraph::check(&call, &mut out),
-                _ => {}
+                _ => library_calls::check(&call, &mut out),
             }
         } else {
             cudf::check_method(cx, site, &mut out);

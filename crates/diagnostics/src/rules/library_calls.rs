@@ -1,0 +1,76 @@
+//! Calls with a GPU counterpart in the libraries whose advice is a direct
+//! mapping: KvikIO (binary reads), cuCIM (scikit-image, OpenCV), cuVS
+//! (vector-search indexes), cuSpatial (GeoPandas; archived), cuxfilter
+//! (cross-filter dashboards; discontinued), Warp (spatial queries, rotations)
+//! and Numba (CPU-jitted functions). The message carries the library's status
+//! and, for inactive ones, what to use instead.
+
+use gpulens_knowledge::{ApiKind, Status, Support};
+
+use super::{install, loop_phrase, size_phrase, Call};
+use crate::semantic::Value;
+use crate::Finding;
+
+pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
+    let api = call.api;
+    if api.support == Support::Missing || call.site.in_check || !call.matched_fallbacks().is_empty() {
+        return;
+    }
+    let Some(gpu) = api.gpu.as_deref() else { return };
+    let lib = call.library();
+    let code = match (lib.id.as_str(), api.kind) {
+        ("kvikio", ApiKind::Read) => "KVIKIO001",
+        ("cucim", ApiKind::Compute | ApiKind::Function) => "CUCIM001",
+        ("cuvs", ApiKind::Index | ApiKind::Function | ApiKind::Compute) => "CUVS001",
+        ("cuspatial", ApiKind::Compute | ApiKind::Function | ApiKind::Create | ApiKind::Read) => "CUSPATIAL001",
+        ("cuxfilter", ApiKind::Compute | ApiKind::Function) => "CUXFILTER001",
+        ("warp", ApiKind::Compute | ApiKind::Function) => "WARP002",
+        ("numba", ApiKind::Function) => "NUMBA002",
+        _ => return,
+    };
+    let module = call.cx.module;
+    let value = match api.kind {
+        ApiKind::Compute | ApiKind::Function => module.input_value(call.site.node, call.site.scope, 0),
+        _ => Value::Unknown,
+    };
+    if call.is_small(value) {
+        return;
+    }
+    let why = match code {
+        "KVIKIO001" => format!(
+            "`{}` reads the file into host memory. If the data then goes to the GPU (CuPy, Numba, PyTorch), {} \
+             reads it straight into GPU memory with `{gpu}` — through GPUDirect Storage where the system has it, \
+             saving the copy through the CPU.",
+            call.callee_text(),
+            lib.name
+        ),
+        "CUVS001" => format!(
+            "`{}` ({}) builds and searches its index on the CPU; {}'s `{gpu}` does both on the GPU, typically \
+             many times faster on large sets of vectors.",
+            call.callee_text(),
+            call.name,
+            lib.name
+        ),
+        _ => format!(
+            "`{}` ({}) runs on the CPU; {} has `{gpu}` for the GPU{}.",
+            call.callee_text(),
+            call.name,
+            lib.name,
+            size_phrase(value, "elements")
+        ),
+    };
+    let status = match lib.status {
+        Status::Active => String::new(),
+        status => format!(
+            " Careful: {} is {}{}.",
+            lib.name,
+            if status == Status::Maintenance { "in maintenance mode" } else { status.as_str() },
+            lib.successor.as_deref().map(|s| format!(" — {s}")).unwrap_or_default()
+        ),
+    };
+    let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    out.push(call.finding(
+        code,
+        format!("{why}{}{status}{note} Install: {}.", loop_phrase(call.site), install(call.cx, lib)),
+    ));
+}
