@@ -447,6 +447,29 @@ mod tests {
         }
     }
 
+    /// Every CuPy name the knowledge base points users to exists: checked on a
+    /// machine with CuPy by tests/knowledge/gpu_names.py, whose output is
+    /// committed as tests/knowledge/cupy-names.json. A new CuPy mapping needs a
+    /// new run of that script.
+    #[test]
+    fn cupy_names_exist() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/knowledge/cupy-names.json");
+        let checked: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let names = checked["names"].as_object().unwrap();
+        let mut unchecked = Vec::new();
+        for api in &Knowledge::get().apis {
+            let Some(gpu) = api.gpu.as_deref() else { continue };
+            if gpu.starts_with("cupy.") || gpu.starts_with("cupyx.") {
+                match names.get(gpu) {
+                    Some(serde_json::Value::Bool(true)) => {}
+                    Some(_) => panic!("{gpu} (for {}) does not exist in CuPy {}", api.cpu, checked["versions"]["cupy"]),
+                    None => unchecked.push(gpu),
+                }
+            }
+        }
+        assert!(unchecked.is_empty(), "not yet checked on a GPU machine (run tests/knowledge/gpu_names.py): {unchecked:?}");
+    }
+
     #[test]
     fn duplicate_mapping_is_an_error() {
         let lib = r#"[[library]]
