@@ -33,7 +33,19 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     let (files, mut problems) = discover(&paths);
     let resolver = Resolver::new(Overrides { select: args.select.clone(), ignore: args.ignore.clone() });
-    let gpu = GpuProfile::none();
+    // A target named on the command line or in the pyproject.toml of the first
+    // path wins; else the attached GPU (NVML); else none.
+    let target = args.target_gpu.clone().or_else(|| resolver.target_gpu(paths.first().map(PathBuf::as_path)));
+    let gpu = match target {
+        Some(name) => match GpuProfile::target(&name) {
+            Ok(profile) => profile,
+            Err(e) => {
+                eprintln!("gpulens: error: --target-gpu: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => gpulens_gpu::probe().with_target(None).map(|r| r.profile).unwrap_or_default(),
+    };
 
     let progress = progress_bar(files.len());
     let problems_found = Mutex::new(Vec::new());

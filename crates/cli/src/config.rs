@@ -47,6 +47,14 @@ impl Resolver {
         settings
     }
 
+    /// `target-gpu` from the configuration that applies to `path`.
+    pub fn target_gpu(&self, path: Option<&Path>) -> Option<String> {
+        let path = path.unwrap_or(Path::new("."));
+        let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().map(Path::to_path_buf).unwrap_or_default() };
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        self.nearest_config(&dir).target_gpu
+    }
+
     fn nearest_config(&self, dir: &Path) -> ToolConfig {
         for ancestor in dir.ancestors() {
             let candidate = ancestor.join("pyproject.toml");

@@ -31,6 +31,15 @@ enum Command {
     },
     /// Check files or folders (folders are walked; .gitignore is respected).
     Check(CheckArgs),
+    /// What NVML sees, and the GPU profile the advice will use.
+    Gpu {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Report the profile for this GPU instead of the attached one.
+        #[arg(long)]
+        target_gpu: Option<String>,
+    },
     /// List every rule: code, library, summary.
     Rules {
         /// Print JSON instead of a table.
@@ -63,6 +72,9 @@ pub struct CheckArgs {
     /// Rule codes or prefixes to skip, comma-separated. Added to `ignore` from pyproject.toml.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
+    /// Advise for this GPU (e.g. "H100", "RTX 4090", "T4") instead of the attached one.
+    #[arg(long)]
+    pub target_gpu: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -70,9 +82,63 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve { .. } => gpulens_server::run(),
         Command::Check(args) => check::run(args),
+        Command::Gpu { json, target_gpu } => gpu_report(json, target_gpu.as_deref()),
         Command::Rules { json } => print_rules(json),
         Command::Explain { code } => explain(&code),
     }
+}
+
+fn gpu_report(json: bool, target: Option<&str>) -> ExitCode {
+    let report = match gpulens_gpu::probe().with_target(target) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("gpulens: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("the report serialises"));
+        return ExitCode::SUCCESS;
+    }
+    match (&report.nvml.error, report.devices.is_empty()) {
+        (Some(e), _) => println!("No NVIDIA GPU found: NVML is not available ({e})."),
+        (None, true) => println!("No NVIDIA GPU found: NVML works, but reports no devices."),
+        (None, false) => println!(
+            "NVIDIA driver {}, CUDA {}; {} device(s):",
+            report.nvml.driver_version.as_deref().unwrap_or("?"),
+            report.nvml.cuda_driver_version.as_deref().unwrap_or("?"),
+            report.devices.len()
+        ),
+    }
+    for d in &report.devices {
+        let gb = |b: Option<u64>| b.map_or("?".into(), |b| format!("{:.1} GB", b as f64 / 1e9));
+        println!(
+            "  [{}] {} — compute capability {}, {} ({} free), {} SMs, {} memory bandwidth, PCIe gen {} x{}{}",
+            d.index,
+            d.name,
+            d.compute_capability.as_deref().unwrap_or("?"),
+            gb(d.memory_total_bytes),
+            gb(d.memory_free_bytes),
+            d.multiprocessor_count.map_or("?".into(), |n| n.to_string()),
+            d.peak_memory_bandwidth_gbs.map_or("?".into(), |b| format!("{b:.0} GB/s")),
+            d.pcie_generation.map_or("?".into(), |g| g.to_string()),
+            d.pcie_width.map_or("?".into(), |w| w.to_string()),
+            d.fp64_divisor.map_or(String::new(), |f| format!(", FP64 at 1/{f} of FP32")),
+        );
+    }
+    let p = &report.profile;
+    match p.source {
+        gpulens_gpu::ProfileSource::None => {
+            println!("Advice is generic. Use --target-gpu NAME (or target-gpu in [tool.gpulens]) to tune it to a GPU.")
+        }
+        source => println!(
+            "Advice is tuned for {} ({}{}).",
+            p.name.as_deref().unwrap_or("?"),
+            if source == gpulens_gpu::ProfileSource::Target { "target" } else { "attached" },
+            p.compute_capability.as_deref().map(|c| format!(", compute capability {c}")).unwrap_or_default()
+        ),
+    }
+    ExitCode::SUCCESS
 }
 
 fn print_rules(json: bool) -> ExitCode {
