@@ -265,3 +265,45 @@ fn readme_lists_every_rule() {
         assert!(readme.contains(rule.summary), "README.md's summary of {} is stale", rule.code);
     }
 }
+
+#[test]
+fn gpu_report_without_a_gpu_and_with_a_target() {
+    let dir = fixtures();
+    let out = gpulens(&["gpu", "--json"], &dir);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["available", "error", "driver_version", "cuda_driver_version"] {
+        assert!(v["nvml"].get(key).is_some(), "nvml.{key} missing: {v}");
+    }
+    if v["nvml"]["available"] == false {
+        assert_eq!(v["devices"].as_array().unwrap().len(), 0);
+        assert_eq!(v["profile"]["source"], "none");
+        assert!(stdout(&gpulens(&["gpu"], &dir)).contains("No NVIDIA GPU found"));
+    }
+    let target: Value = serde_json::from_slice(&gpulens(&["gpu", "--json", "--target-gpu", "4090"], &dir).stdout).unwrap();
+    assert_eq!(target["profile"]["source"], "target");
+    assert_eq!(target["profile"]["name"], "NVIDIA GeForce RTX 4090");
+    let bad = gpulens(&["gpu", "--target-gpu", "Voodoo 3"], &dir);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown GPU"));
+}
+
+#[test]
+fn target_gpu_tunes_the_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "matrices.py", "import cupy as cp\nimport pandas as pd\na = cp.random.rand(4096, 4096)\nb = a @ a\ndf = pd.read_parquet('x.parquet')\n");
+    let (rtx, _) = json_check(&["--target-gpu", "RTX 4090", "matrices.py"], dir.path());
+    assert_eq!(rtx["gpu"]["source"], "target");
+    assert_eq!(rtx["gpu"]["name"], "NVIDIA GeForce RTX 4090");
+    let codes = |v: &Value| v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert!(codes(&rtx).contains(&"GPU010".to_string()), "{rtx}");
+    let (h100, _) = json_check(&["--target-gpu", "H100 SXM", "matrices.py"], dir.path());
+    assert!(!codes(&h100).contains(&"GPU010".to_string()), "{h100}");
+    let (gtx, _) = json_check(&["--target-gpu", "GTX 1080", "matrices.py"], dir.path());
+    let cudf = gtx["findings"].as_array().unwrap().iter().find(|f| f["library"] == "cudf").unwrap();
+    assert!(cudf["message"].as_str().unwrap().contains("cannot run on"), "{cudf}");
+    // The same target from pyproject.toml.
+    write(dir.path(), "pyproject.toml", "[tool.gpulens]\ntarget-gpu = \"T4\"\n");
+    let (t4, _) = json_check(&["matrices.py"], dir.path());
+    assert_eq!(t4["gpu"]["name"], "Tesla T4");
+}

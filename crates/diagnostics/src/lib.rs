@@ -115,7 +115,6 @@ impl Settings {
 pub(crate) struct Context<'a, 't> {
     pub module: &'a Module<'t>,
     pub settings: &'a Settings,
-    #[allow(dead_code)] // read by the hardware-tuned rules
     pub gpu: &'a GpuProfile,
 }
 
@@ -143,6 +142,7 @@ pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuPr
 fn run_rules(module: &Module<'_>, text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let cx = Context { module, settings, gpu };
     let mut findings = rules::run(&cx);
+    rules::gate_by_compute_capability(&cx, &mut findings);
     findings.retain(|f| settings.is_enabled(f.code) && !is_suppressed(module, text, f));
     findings
 }

@@ -381,6 +381,21 @@ pub static RULES: &[Rule] = &[
         example: "from pylibraft.neighbors import brute_force",
         use_instead: "from cuvs.neighbors import brute_force",
     },
+    Rule {
+        code: "GPU010",
+        name: "float64-on-slow-fp64-gpu",
+        library: "cupy",
+        severity: Severity::Info,
+        summary: "float64 matrix work on a GPU that runs float64 at 1/32 or 1/64 speed",
+        what: "CuPy matrix products, linear algebra and FFTs on float64 data (the default) when the GPU advice is \
+               for (attached or targeted) has a slow FP64 unit: GeForce and most workstation cards, T4, A10, L4. \
+               Nothing is said on GPUs with full-rate FP64 such as the A100, H100 or H200.",
+        why: "Consumer and inference GPUs have few float64 units: an RTX 4090 runs float64 at 1/64 of its float32 \
+              rate, a T4 at 1/32. Work that tolerates single precision runs many times faster in float32, and \
+              float32 matrix products can also use the tensor cores (TF32).",
+        example: "a = cp.random.rand(4096, 4096)\nb = a @ a",
+        use_instead: "a = cp.random.rand(4096, 4096, dtype=cp.float32)\nb = a @ a",
+    },
 ];
 
 #[cfg(test)]

@@ -106,6 +106,8 @@ pub struct Module<'t> {
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
     pub conditions: Vec<ConditionSite<'t>>,
+    /// `a @ b` expressions, with their scope.
+    pub matmuls: Vec<(Node<'t>, usize)>,
     /// `decorated_definition` nodes (functions with decorators), in source order.
     pub decorated: Vec<Node<'t>>,
     /// `import …` and `from … import …` statements.
@@ -132,6 +134,7 @@ impl<'t> Module<'t> {
             calls: Vec::new(),
             loops: Vec::new(),
             conditions: Vec::new(),
+            matmuls: Vec::new(),
             decorated: Vec::new(),
             import_nodes: Vec::new(),
             suppressions: Vec::new(),
@@ -302,6 +305,10 @@ impl<'t> Module<'t> {
                 frame.repeats = true;
             } else if kind == g.decorated_definition {
                 self.decorated.push(node);
+            } else if kind == g.binary_operator {
+                if node.child_by_field_id(g.f_operator.get()).is_some_and(|op| &self.text[op.byte_range()] == "@") {
+                    self.matmuls.push((node, *scopes.last().unwrap()));
+                }
             } else if kind == g.import_statement {
                 self.import_nodes.push(node);
                 self.collect_import(node, scope_ranges.last().unwrap().clone());
@@ -507,6 +514,17 @@ impl<'t> Module<'t> {
         }
         let module = self.bindings.get(&(MODULE_SCOPE, name))?;
         before(module).or_else(|| (scope != MODULE_SCOPE).then(|| module.last().map(|(_, b)| *b)).flatten())
+    }
+
+    /// The source that defines `expr`'s value: its own text, or for a name,
+    /// the right-hand side of the assignment its use sees.
+    pub fn defining_text(&self, expr: Node<'_>, scope: usize) -> &'t str {
+        if expr.kind() == "identifier" {
+            if let Some(Binding::Assigned(rhs)) = self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                return self.text_of(rhs);
+            }
+        }
+        self.text_of(expr)
     }
 
     /// What `expr`, seen from `scope`, holds.

@@ -55,6 +55,8 @@ struct State {
     project_file: RwLock<Option<PathBuf>>,
     effective: RwLock<Arc<Effective>>,
     gpu: RwLock<Arc<GpuProfile>>,
+    /// What NVML reported, once the background probe has run.
+    attached: RwLock<Option<GpuProfile>>,
     generations: AtomicU64,
     watch_files: AtomicBool,
 }
@@ -107,6 +109,7 @@ impl Backend {
                 project_file: RwLock::new(None),
                 effective: RwLock::new(effective),
                 gpu: RwLock::new(Arc::new(GpuProfile::none())),
+                attached: RwLock::new(None),
                 generations: AtomicU64::new(1),
                 watch_files: AtomicBool::new(false),
             }),
@@ -166,6 +169,16 @@ impl Backend {
         let editor = self.state.editor.read().unwrap().clone();
         let project = self.state.project.read().unwrap().clone();
         let effective = Arc::new(Effective::new(project.as_ref(), &editor));
+        // The GPU: a target named in the settings, else what NVML found, else none.
+        let attached = self.state.attached.read().unwrap().clone().unwrap_or_default();
+        let gpu = match effective.target_gpu.as_deref() {
+            Some(name) => GpuProfile::target(name).unwrap_or_else(|e| {
+                self.warn(format!("gpulens: target GPU: {e}"));
+                attached
+            }),
+            None => attached,
+        };
+        *self.state.gpu.write().unwrap() = Arc::new(gpu);
         *self.state.effective.write().unwrap() = effective;
         let uris: Vec<Uri> = self.state.docs.iter().map(|e| e.key().clone()).collect();
         for uri in &uris {
@@ -328,6 +341,22 @@ impl LanguageServer for Backend {
                 }
             });
         }
+        // NVML can take a while to load: probe it off the path of `initialize`,
+        // then re-analyse with what it found.
+        let client = self.client.clone();
+        let state = self.state.clone();
+        tokio::spawn(async move {
+            let Ok(report) = tokio::task::spawn_blocking(gpulens_gpu::probe).await else { return };
+            match &report.nvml.error {
+                Some(e) => tracing::info!("no NVIDIA GPU found ({e}); advice is generic unless a target GPU is set"),
+                None => tracing::info!("NVML: {} device(s)", report.devices.len()),
+            }
+            let profile = report.with_target(None).map(|r| r.profile).unwrap_or_default();
+            *state.attached.write().unwrap() = Some(profile);
+            let backend = Backend { client, state };
+            let uris = backend.reconfigure();
+            backend.refresh_all(uris);
+        });
         tracing::info!("gpulens {} ready", env!("CARGO_PKG_VERSION"));
     }
 

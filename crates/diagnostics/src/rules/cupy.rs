@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiKind, Support};
 
-use super::{install, loop_phrase, size_phrase, Call};
+use super::{fp64_phrase, install, loop_phrase, size_phrase, Call};
 use crate::semantic::Value;
 use crate::Finding;
 
@@ -61,7 +61,10 @@ pub(super) fn check(call: &Call<'_, '_>, chains: &HashMap<usize, u32>, out: &mut
     let gpu = api.gpu.as_deref().unwrap_or_default();
     let lib = call.library();
     let why = if api.heavy {
-        " Its work per element is heavy, so the GPU pays off even counting the copy there and back.".to_string()
+        format!(
+            " Its work per element is heavy, so the GPU pays off even counting the copy there and back.{}",
+            fp64_phrase(call.cx)
+        )
     } else {
         format!(
             " This code runs {chain} array operations; moved together, the data stays on the GPU between them \

@@ -36,6 +36,58 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     launch_configs(cx, out);
     timing(cx, out);
     deprecated_imports(cx, out);
+    float64_on_slow_fp64(cx, out);
+}
+
+/// GPU010: float64 matrix work in CuPy on a GPU whose float64 rate is 1/32
+/// or 1/64 of its float32 rate. Says nothing on GPUs with full-rate FP64
+/// (A100, H100, H200) or when no GPU is known.
+fn float64_on_slow_fp64(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let Some(divisor) = cx.gpu.fp64_divisor.filter(|d| *d >= 32) else { return };
+    let module = cx.module;
+    let single = |expr: Node<'_>, scope: usize| {
+        let text = module.defining_text(expr, scope);
+        ["float32", "float16", "bfloat16", "complex64", "half"].iter().any(|t| text.contains(t))
+    };
+    let message = |what: &str| {
+        format!(
+            "{what} runs in float64 unless its inputs were made float32 (CuPy, like NumPy, defaults to float64). On {}, \
+             float64 runs at 1/{divisor} of float32 speed: create the arrays with `dtype=cp.float32` (or \
+             `.astype(cp.float32)`) where the precision allows.{}",
+            cx.gpu.display_name(),
+            if cx.gpu.tensor_core_types.iter().any(|t| t == "TF32") {
+                " Its tensor cores can also run float32 matrix products as TF32 (set `CUPY_TF32=1`)."
+            } else {
+                ""
+            }
+        )
+    };
+    for site in &module.calls {
+        let Some(name) = site.node.child_by_field_name("function").and_then(|f| module.qualified_name(f)) else { continue };
+        let matrix = matches!(name.as_str(), "cupy.matmul" | "cupy.dot" | "cupy.tensordot" | "cupy.einsum" | "cupy.inner" | "cupy.outer")
+            || name.starts_with("cupy.linalg.")
+            || name.starts_with("cupy.fft.");
+        if !matrix || !module.any_arg_on_device(site.node, site.scope) {
+            continue;
+        }
+        let args = site.node.child_by_field_name("arguments");
+        let any_single = args.is_some_and(|a| {
+            let mut cursor = a.walk();
+            let found = a.named_children(&mut cursor).any(|arg| single(arg, site.scope));
+            found
+        });
+        if !any_single {
+            let callee = module.text_of(site.node.child_by_field_name("function").unwrap());
+            out.push(finding(site.node, "GPU010", message(&format!("`{callee}`"))));
+        }
+    }
+    for &(node, scope) in &module.matmuls {
+        let (Some(l), Some(r)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else { continue };
+        let on_device = [l, r].iter().any(|o| matches!(module.value(*o, scope), Value::Device(_)));
+        if on_device && !single(l, scope) && !single(r, scope) {
+            out.push(finding(node, "GPU010", message("This matrix product")));
+        }
+    }
 }
 
 /// GPU001 (same host data copied in every iteration) and GPU002 (a copy back

@@ -110,10 +110,55 @@ fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -
 
 /// The install command, for the CUDA major the GPU profile reports, or both.
 pub(crate) fn install(cx: &Context<'_, '_>, lib: &Library) -> String {
-    match (cx.gpu.cuda_major, &lib.install.cu13) {
+    // CUDA 13 builds need a newer GPU than CUDA 12 builds (7.5 vs 7.0 for RAPIDS).
+    let cc = cx.gpu.compute_capability();
+    let cu13_runs = |min: &Option<String>| {
+        let min = min.as_deref().and_then(gpulens_gpu::parse_cc);
+        cc.zip(min).is_none_or(|(cc, min)| cc >= min)
+    };
+    let cu13 = lib.install.cu13.as_ref().filter(|_| cu13_runs(&lib.min_compute_capability.cu13));
+    match (cx.gpu.cuda_major, cu13) {
         (Some(13..), Some(cu13)) => format!("`{cu13}`"),
         (Some(_), _) | (None, None) => format!("`{}`", lib.install.cu12),
         (None, Some(cu13)) => format!("`{}` (CUDA 12) or `{cu13}` (CUDA 13)", lib.install.cu12),
+    }
+}
+
+/// Findings for libraries the profile's GPU is too old to run: say so
+/// instead of recommending them.
+pub(crate) fn gate_by_compute_capability(cx: &Context<'_, '_>, findings: &mut [Finding]) {
+    let Some(cc) = cx.gpu.compute_capability() else { return };
+    let knowledge = cx.module.knowledge();
+    for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
+        let Some(lib) = knowledge.library(f.library) else { continue };
+        let Some(min) = gpulens_gpu::parse_cc(&lib.min_compute_capability.cu12) else { continue };
+        if cc < min {
+            f.severity = crate::Severity::Info;
+            f.message = format!(
+                "{} cannot run on {} (compute capability {}.{}; current {} releases need {}.{} or newer), so this \
+                 code would stay on the CPU there; the advice below holds for a newer GPU. {}",
+                lib.name,
+                cx.gpu.display_name(),
+                cc.0,
+                cc.1,
+                lib.name,
+                min.0,
+                min.1,
+                f.message
+            );
+        }
+    }
+}
+
+/// A sentence on float64, for GPUs that run it far slower than float32.
+pub(crate) fn fp64_phrase(cx: &Context<'_, '_>) -> String {
+    match cx.gpu.fp64_divisor {
+        Some(d) if d >= 32 => format!(
+            " On {}, float64 runs at 1/{d} of float32 speed, and NumPy's default is float64: use float32 \
+             (`dtype=np.float32`, or `.astype(np.float32)`) where the precision allows.",
+            cx.gpu.display_name()
+        ),
+        _ => String::new(),
     }
 }
 
