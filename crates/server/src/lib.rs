@@ -354,8 +354,11 @@ impl LanguageServer for Backend {
             let profile = report.with_target(None).map(|r| r.profile).unwrap_or_default();
             *state.attached.write().unwrap() = Some(profile);
             let backend = Backend { client, state };
+            let before = backend.state.gpu.read().unwrap().clone();
             let uris = backend.reconfigure();
-            backend.refresh_all(uris);
+            if *backend.state.gpu.read().unwrap() != before {
+                backend.refresh_all(uris); // only when the advice changed
+            }
         });
         tracing::info!("gpulens {} ready", env!("CARGO_PKG_VERSION"));
     }
