@@ -143,7 +143,8 @@ fn run_rules(module: &Module<'_>, text: &str, settings: &Settings, gpu: &GpuProf
     let cx = Context { module, settings, gpu };
     let mut findings = rules::run(&cx);
     rules::gate_by_compute_capability(&cx, &mut findings);
-    findings.retain(|f| settings.is_enabled(f.code) && !is_suppressed(module, text, f));
+    let in_test = |f: &Finding| !f.code.starts_with("GPU") && module.tests.iter().any(|t| t.contains(&f.range.start));
+    findings.retain(|f| settings.is_enabled(f.code) && !is_suppressed(module, text, f) && !in_test(f));
     findings
 }
 

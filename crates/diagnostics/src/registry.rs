@@ -277,7 +277,7 @@ pub static RULES: &[Rule] = &[
         library: "numba",
         severity: Severity::Hint,
         summary: "Numba CPU-compiled function that could be a CUDA kernel",
-        what: "`numba.njit`/`numba.jit`/`numba.vectorize` used as a function call (for example `njit(parallel=True)`), whose loop could run on the GPU instead.",
+        what: "`numba.njit`/`numba.jit` called with `parallel=True` (typically `@njit(parallel=True)` over a `prange` loop): a loop declared data-parallel, which could run on the GPU instead.",
         why: "A loop already compiled for the CPU with Numba is a good candidate for `@cuda.jit`: the body translates almost as is, with the loop index replaced by `cuda.grid(1)` and a bounds check. It pays off when the iterations are independent and number in the hundreds of thousands or more.",
         example: "@njit(parallel=True)\ndef scale(x, out):\n    for i in prange(x.size):\n        out[i] = 2.0 * x[i]",
         use_instead: "@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i]",

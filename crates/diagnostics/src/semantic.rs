@@ -108,6 +108,9 @@ pub struct Module<'t> {
     pub conditions: Vec<ConditionSite<'t>>,
     /// `a @ b` expressions, with their scope.
     pub matmuls: Vec<(Node<'t>, usize)>,
+    /// Byte ranges of test functions (`test_*`) and pytest fixtures: their data
+    /// is small by design, so advice about speed is never right there.
+    pub tests: Vec<std::ops::Range<usize>>,
     /// `decorated_definition` nodes (functions with decorators), in source order.
     pub decorated: Vec<Node<'t>>,
     /// `import …` and `from … import …` statements.
@@ -135,6 +138,7 @@ impl<'t> Module<'t> {
             loops: Vec::new(),
             conditions: Vec::new(),
             matmuls: Vec::new(),
+            tests: Vec::new(),
             decorated: Vec::new(),
             import_nodes: Vec::new(),
             suppressions: Vec::new(),
@@ -278,6 +282,11 @@ impl<'t> Module<'t> {
             } else if kind == g.assignment {
                 self.collect_assignment(node, *scopes.last().unwrap());
             } else if kind == g.function_definition || kind == g.lambda {
+                if kind == g.function_definition
+                    && node.child_by_field_name("name").is_some_and(|n| self.text[n.byte_range()].starts_with("test"))
+                {
+                    self.tests.push(node.byte_range());
+                }
                 scopes.push(node.id());
                 scope_ranges.push(node.byte_range());
                 frame.scope = true;
@@ -305,6 +314,12 @@ impl<'t> Module<'t> {
                 frame.repeats = true;
             } else if kind == g.decorated_definition {
                 self.decorated.push(node);
+                let fixture = node
+                    .named_children(&mut node.walk())
+                    .any(|d| d.kind() == "decorator" && self.text[d.byte_range()].contains("fixture"));
+                if fixture {
+                    self.tests.push(node.byte_range());
+                }
             } else if kind == g.binary_operator {
                 if node.child_by_field_id(g.f_operator.get()).is_some_and(|op| &self.text[op.byte_range()] == "@") {
                     self.matmuls.push((node, *scopes.last().unwrap()));
@@ -659,6 +674,8 @@ impl<'t> Module<'t> {
                 ("cudf", ApiKind::Compute | ApiKind::Method) => Value::Frame(None),
                 ("cugraph", ApiKind::Graph) => Value::Graph(size),
                 (_, ApiKind::Create | ApiKind::Generate | ApiKind::Read) => Value::Array(size),
+                // A reduction over a whole array (no `axis`) is one number.
+                (_, ApiKind::Compute) if is_reduction(&api.cpu) && self.keyword(call, "axis").is_none() => Value::Scalar,
                 (_, ApiKind::Compute) => self.input_value(call, scope, depth),
                 _ => Value::Unknown,
             };
@@ -842,6 +859,17 @@ impl<'t> Module<'t> {
         let found = args.named_children(&mut cursor).find(|n| !matches!(n.kind(), "keyword_argument" | "comment"));
         found
     }
+}
+
+/// NumPy reductions that return one number when no axis is given.
+fn is_reduction(cpu: &str) -> bool {
+    let Some(name) = cpu.strip_prefix("numpy.") else { return false };
+    matches!(
+        name,
+        "sum" | "prod" | "mean" | "std" | "var" | "min" | "max" | "amin" | "amax" | "median" | "average" | "argmin"
+            | "argmax" | "count_nonzero" | "any" | "all" | "ptp" | "nansum" | "nanmean" | "nanstd" | "nanvar"
+            | "nanmin" | "nanmax" | "nanmedian" | "trace" | "vdot" | "linalg.norm" | "linalg.det" | "linalg.matrix_rank"
+    )
 }
 
 fn dotted(name: &str) -> String {

@@ -25,7 +25,10 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         ("cuspatial", ApiKind::Compute | ApiKind::Function | ApiKind::Create | ApiKind::Read) => "CUSPATIAL001",
         ("cuxfilter", ApiKind::Compute | ApiKind::Function) => "CUXFILTER001",
         ("warp", ApiKind::Compute | ApiKind::Function) => "WARP002",
-        ("numba", ApiKind::Function) => "NUMBA002",
+        // Only loops declared data-parallel are clear GPU candidates.
+        ("numba", ApiKind::Function) if call.cx.module.keyword(call.site.node, "parallel").is_some_and(|v| call.cx.module.text_of(v) == "True") => {
+            "NUMBA002"
+        }
         _ => return,
     };
     let module = call.cx.module;
