@@ -17,3 +17,27 @@ pub use document::{parse, Change, Document};
 pub use grammar::{grammar, Grammar};
 pub use position::{LineIndex, Position, PositionEncoding, Range};
 pub use tree_sitter::{Node, Tree, TreeCursor};
+
+/// Every node under `root` (itself first), in source order, without recursion.
+pub fn preorder(root: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    let mut cursor = root.walk();
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let node = cursor.node();
+        if !cursor.goto_first_child() {
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    done = true;
+                    break;
+                }
+            }
+        }
+        Some(node)
+    })
+}

@@ -216,25 +216,9 @@ fn assigns(module: &Module<'_>, body: Node<'_>, name: &str) -> bool {
     })
 }
 
-/// Whether any node under `root` (itself included) satisfies `pred`; iterative.
+/// Whether any node under `root` (itself included) satisfies `pred`.
 fn descendants(root: Node<'_>, mut pred: impl FnMut(Node<'_>) -> bool) -> bool {
-    let mut cursor = root.walk();
-    loop {
-        if pred(cursor.node()) {
-            return true;
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return false;
-            }
-        }
-    }
+    gpulens_syntax::preorder(root).any(|n| pred(n))
 }
 
 /// GPU007: NumPy called on data that is already on the GPU.
@@ -297,16 +281,11 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     let name = def.child_by_field_name("name").map_or("kernel", |n| module.text_of(n));
     // Index variables taken from the grid.
     let mut index_vars: Vec<&str> = Vec::new();
-    let mut cursor = body.walk();
-    let mut assignments = Vec::new();
-    collect(&mut cursor, |n| n.kind() == "assignment", &mut assignments);
-    for a in assignments {
+    for a in gpulens_syntax::preorder(body).filter(|n| n.kind() == "assignment") {
         let (Some(left), Some(right)) = (a.child_by_field_name("left"), a.child_by_field_name("right")) else { continue };
         let rhs = module.text_of(right);
         if rhs.contains("cuda.grid(") || rhs.contains("threadIdx") || rhs.contains("blockIdx") {
-            let mut ids = Vec::new();
-            collect(&mut left.walk(), |n| n.kind() == "identifier", &mut ids);
-            index_vars.extend(ids.into_iter().map(|n| module.text_of(n)));
+            index_vars.extend(gpulens_syntax::preorder(left).filter(|n| n.kind() == "identifier").map(|n| module.text_of(n)));
         }
     }
     if !index_vars.is_empty() {
@@ -332,9 +311,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     }
     // float32 signature + float literals → float64 arithmetic.
     if module.text_of(decorator).contains("float32") {
-        let mut floats = Vec::new();
-        collect(&mut body.walk(), |n| n.kind() == "float", &mut floats);
-        let bare = floats.into_iter().find(|f| {
+        let bare = gpulens_syntax::preorder(body).filter(|n| n.kind() == "float").find(|f| {
             f.parent().and_then(|p| p.parent()).is_none_or(|call| {
                 call.kind() != "call"
                     || !call.child_by_field_name("function").is_some_and(|fun| module.text_of(fun).ends_with("float32"))
@@ -356,25 +333,6 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     }
 }
 
-fn collect<'t>(cursor: &mut gpulens_syntax::TreeCursor<'t>, pred: impl Fn(Node<'t>) -> bool, out: &mut Vec<Node<'t>>) {
-    loop {
-        let n = cursor.node();
-        if pred(n) {
-            out.push(n);
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-        }
-    }
-}
 
 /// The function and `@cuda.jit…` decorator of a decorated definition, if it is a Numba CUDA kernel.
 fn cuda_kernel<'t>(module: &Module<'t>, decorated: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
