@@ -205,32 +205,14 @@ impl Converter {
 
     /// On `import numpy as np` and friends: which NVIDIA library covers the module, and how much of it.
     fn import_hover(&self, doc: &Document, offset: usize) -> Option<Hover> {
-        let root = doc.tree().root_node();
-        let mut node = root.descendant_for_byte_range(offset, offset)?;
-        for _ in 0..6 {
-            if matches!(node.kind(), "import_statement" | "import_from_statement") {
-                break;
-            }
-            node = node.parent()?;
-        }
-        if !matches!(node.kind(), "import_statement" | "import_from_statement") {
-            return None;
-        }
-        // The name under the cursor, else the statement's first module.
-        let mut cursor = node.walk();
-        let names: Vec<_> = node
-            .named_children(&mut cursor)
-            .filter_map(|c| match c.kind() {
-                "dotted_name" => Some(c),
-                "aliased_import" => c.child_by_field_name("name"),
-                _ => None,
-            })
-            .collect();
-        let name = names
+        let source = doc.to_string();
+        let modules = gpulens_syntax::queries::import_modules_at(doc.tree().root_node(), source.as_bytes(), offset);
+        // The module under the cursor, else the statement's first.
+        let (range, text) = modules
             .iter()
-            .find(|n| n.start_byte() <= offset && offset <= n.end_byte())
-            .or_else(|| names.first())?;
-        let text = doc.rope().byte_slice(name.byte_range()).to_string();
+            .find(|(r, _)| r.start <= offset && offset <= r.end)
+            .or_else(|| modules.first())
+            .cloned()?;
         let module = text.split('.').next()?.trim().to_string();
         let knowledge = Knowledge::get();
         let coverage = knowledge.coverage(&module);
@@ -258,7 +240,7 @@ impl Converter {
         }
         Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
-            range: Some(Range::new(self.position(doc, name.start_byte()), self.position(doc, name.end_byte()))),
+            range: Some(Range::new(self.position(doc, range.start), self.position(doc, range.end))),
         })
     }
 

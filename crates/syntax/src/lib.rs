@@ -11,6 +11,7 @@ mod decode;
 mod document;
 mod grammar;
 mod position;
+pub mod queries;
 
 pub use decode::{decode, DecodeError};
 pub use document::{parse, Change, Document};
