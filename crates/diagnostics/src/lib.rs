@@ -126,6 +126,9 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     }
     let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
+    if quiet.len() == plan.units.len() {
+        return finish(run_rules(&plan.outside, text, settings, gpu));
+    }
     let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
     finish(run_rules(&module, text, settings, gpu))
 }
@@ -194,8 +197,14 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
     let skip: Vec<usize> = plan.units.iter().filter(|u| u.quiet || cache.units.contains_key(&u.key)).map(|u| u.id).collect();
     let skip = sorted(skip);
     cache.last_reuse = (skip.len(), plan.units.len());
-    let module = Module::new_skipping(text, tree, knowledge, &skip);
-    let mut findings = run_rules(&module, text, settings, gpu);
+    let walked;
+    let module = if skip.len() == plan.units.len() {
+        &plan.outside
+    } else {
+        walked = Module::new_skipping(text, tree, knowledge, &skip);
+        &walked
+    };
+    let mut findings = run_rules(module, text, settings, gpu);
     let mut fresh: HashMap<u64, Vec<Finding>> = HashMap::with_capacity(plan.units.len());
     let mut reused = Vec::new();
     for unit in &plan.units {
@@ -243,10 +252,13 @@ struct Unit {
 }
 
 /// How to analyse a document: its units, and what every unit depends on.
-struct Plan {
+struct Plan<'t> {
     units: Vec<Unit>,
     /// Which libraries the rules know the module imports (the loop rules ask).
     global: Vec<String>,
+    /// The module with every unit skipped: the analysis itself when no unit
+    /// needs walking, which saves a second walk of everything outside them.
+    outside: Module<'t>,
 }
 
 /// Token scans of function texts, valid while the set of outside names is the same.
@@ -257,8 +269,8 @@ struct Scans {
     by_text: HashMap<u64, (Vec<String>, bool)>,
 }
 
-impl Plan {
-    fn new(text: &str, tree: &Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan {
+impl<'t> Plan<'t> {
+    fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
         let found = definition_units(tree);
         let all = sorted(found.iter().map(|(id, _)| *id).collect());
         let outside = Module::new_skipping(text, tree, knowledge, &all);
@@ -324,7 +336,7 @@ impl Plan {
             })
             .collect();
         scans.by_text = seen;
-        Plan { units, global }
+        Plan { units, global, outside }
     }
 }
 
