@@ -291,6 +291,14 @@ impl<'t> Plan<'t> {
         let mut names_hash = FxHasher::default();
         keys.hash(&mut names_hash);
         let names_hash = names_hash.finish();
+        // A module-level value can depend on other module-level names
+        // (`a = np.sort(big)`), so a function that mentions any of them depends
+        // on all of their bindings.
+        let mut bindings = FxHasher::default();
+        for key in &keys {
+            names[**key].1.hash(&mut bindings);
+        }
+        let bindings = bindings.finish();
         if names_hash != scans.names {
             scans.by_text.clear();
             scans.names = names_hash;
@@ -323,6 +331,9 @@ impl<'t> Plan<'t> {
                 };
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
+                if !mentioned.is_empty() {
+                    bindings.hash(&mut key);
+                }
                 for name in &mentioned {
                     let (offsets, hash) = &names[name.as_str()];
                     name.hash(&mut key);

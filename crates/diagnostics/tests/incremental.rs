@@ -77,3 +77,23 @@ proptest! {
         prop_assert_eq!(check(&text, &tree, &settings, &gpu), gpulens_diagnostics::check_reference(&text, &tree, &settings, &gpu), "text:\n{}", text);
     }
 }
+
+/// Found by the property test: a cached function must be re-analysed when a
+/// module-level value it reads changes through another name (`a = np.sort(big)`
+/// after `big` is renamed).
+#[test]
+fn module_values_reach_cached_functions() {
+    let text = "import numpy as np\n\nbig = np.random.rand(1_000_000)\na = np.sort(big)\n\ndef f():\n    return np.fft.fft(a)\n";
+    let (settings, gpu) = (Settings::default(), GpuProfile::none());
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    check_incremental(&doc.to_string(), doc.tree(), &settings, &gpu, &mut cache);
+    let at = gpulens_syntax::Position::new(2, 1);
+    doc.apply_changes(&[Change::replace(Range::new(at, at), "x")], PositionEncoding::Utf8);
+    let text = doc.to_string();
+    assert!(text.contains("bxig = "));
+    assert_eq!(
+        check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache),
+        check(&text, doc.tree(), &settings, &gpu)
+    );
+}
