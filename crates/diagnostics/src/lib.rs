@@ -296,6 +296,7 @@ impl<'t> Plan<'t> {
         // on all of their bindings.
         let mut bindings = FxHasher::default();
         for key in &keys {
+            key.hash(&mut bindings);
             names[**key].1.hash(&mut bindings);
         }
         let bindings = bindings.finish();
