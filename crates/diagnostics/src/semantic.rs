@@ -198,17 +198,31 @@ impl<'t> Module<'t> {
         }
         for d in &self.decorated {
             let Some(def) = d.child_by_field_name("definition") else { continue };
-            let mut cursor = d.walk();
-            let on_gpu = d.named_children(&mut cursor).filter(|n| n.kind() == "decorator").any(|dec| {
-                let expr = dec.named_child(0);
-                let callee = expr.and_then(|e| if e.kind() == "call" { e.child_by_field_name("function") } else { Some(e) });
-                callee.and_then(|c| self.qualified_name(c)).is_some_and(|n| n.starts_with("numba.") || n.starts_with("warp."))
-            });
+            let on_gpu = self
+                .decorators(*d)
+                .iter()
+                .any(|(_, target)| target.as_deref().is_some_and(|n| n.starts_with("numba.") || n.starts_with("warp.")));
             if let (true, Some(name)) = (on_gpu, def.child_by_field_name("name")) {
                 add(self.text_of(name), None, &self.text[d.start_byte()..def.start_byte()]);
             }
         }
         out
+    }
+
+    /// The decorators of a decorated definition, each with what it resolves
+    /// to through the imports (`@cuda.jit(...)` → `numba.cuda.jit`).
+    pub fn decorators<'a>(&self, decorated: Node<'a>) -> Vec<(Node<'a>, Option<String>)> {
+        let mut cursor = decorated.walk();
+        let found = decorated
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() == "decorator")
+            .map(|d| {
+                let expr = d.named_child(0);
+                let callee = expr.and_then(|e| if e.kind() == "call" { e.child_by_field_name("function") } else { Some(e) });
+                (d, callee.and_then(|c| self.qualified_name(c)))
+            })
+            .collect();
+        found
     }
 
     /// What `name` is imported as at `offset`: the innermost scope's import wins.

@@ -33,8 +33,9 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     for &decorated in &module.decorated {
         kernel_checks(cx, decorated, out);
     }
-    launch_configs(cx, out);
-    timing(cx, out);
+    let kernels = kernel_names(module);
+    launch_configs(cx, &kernels, out);
+    timing(cx, &kernels, out);
     deprecated_imports(cx, out);
     float64_on_slow_fp64(cx, out);
 }
@@ -337,12 +338,10 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
 /// The function and `@cuda.jit…` decorator of a decorated definition, if it is a Numba CUDA kernel.
 fn cuda_kernel<'t>(module: &Module<'t>, decorated: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
     let def = decorated.child_by_field_name("definition").filter(|d| d.kind() == "function_definition")?;
-    let mut cursor = decorated.walk();
-    let decorator = decorated.named_children(&mut cursor).filter(|n| n.kind() == "decorator").find(|d| {
-        let Some(expr) = d.named_child(0) else { return false };
-        let callee = if expr.kind() == "call" { expr.child_by_field_name("function") } else { Some(expr) };
-        callee.and_then(|c| module.qualified_name(c)).as_deref() == Some("numba.cuda.jit")
-    })?;
+    let (decorator, _) = module
+        .decorators(decorated)
+        .into_iter()
+        .find(|(_, target)| target.as_deref() == Some("numba.cuda.jit"))?;
     // `@cuda.jit(device=True)` is a device function, not a kernel.
     if module.text_of(decorator).replace(' ', "").contains("device=True") {
         return None;
@@ -350,16 +349,20 @@ fn cuda_kernel<'t>(module: &Module<'t>, decorated: Node<'t>) -> Option<(Node<'t>
     Some((def, decorator))
 }
 
-/// GPU004: `kernel[blocks, threads](…)` with a thread count that is not a
-/// multiple of the warp size (32) or above the hardware limit (1024).
-fn launch_configs(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
-    let module = cx.module;
-    let kernels: Vec<&str> = module
+/// Names of the Numba CUDA kernels defined in the module (launched by name).
+fn kernel_names<'t>(module: &Module<'t>) -> Vec<&'t str> {
+    module
         .decorated
         .iter()
         .filter_map(|d| cuda_kernel(module, *d))
         .filter_map(|(def, _)| def.child_by_field_name("name").map(|n| module.text_of(n)))
-        .collect();
+        .collect()
+}
+
+/// GPU004: `kernel[blocks, threads](…)` with a thread count that is not a
+/// multiple of the warp size (32) or above the hardware limit (1024).
+fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
+    let module = cx.module;
     for site in &module.calls {
         let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "subscript") else {
             continue;
@@ -411,7 +414,7 @@ fn launch_configs(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
 
 /// GPU005: wall-clock timing around GPU work with no synchronisation before
 /// the second reading: launches return at once, so it times the launch only.
-fn timing(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+fn timing(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
     let module = cx.module;
     #[derive(PartialEq)]
     enum Event {
@@ -420,12 +423,6 @@ fn timing(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         Sync,
     }
     let mut events: Vec<(usize, usize, Event, Node<'_>)> = Vec::new();
-    let kernels: Vec<&str> = module
-        .decorated
-        .iter()
-        .filter_map(|d| cuda_kernel(module, *d))
-        .filter_map(|(def, _)| def.child_by_field_name("name").map(|n| module.text_of(n)))
-        .collect();
     for site in &module.calls {
         let Some(function) = site.node.child_by_field_name("function") else { continue };
         let name = module.qualified_name(function).unwrap_or_default();

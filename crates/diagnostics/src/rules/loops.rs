@@ -62,15 +62,10 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         .decorated
         .iter()
         .filter(|d| {
-            let mut cursor = d.walk();
-            let on_gpu = d.named_children(&mut cursor).filter(|n| n.kind() == "decorator").any(|dec| {
-                let Some(expr) = dec.named_child(0) else { return false };
-                let callee = if expr.kind() == "call" { expr.child_by_field_name("function") } else { Some(expr) };
-                callee
-                    .and_then(|c| module.qualified_name(c))
-                    .is_some_and(|n| n.starts_with("numba.cuda.") || n.starts_with("warp."))
-            });
-            on_gpu
+            module
+                .decorators(**d)
+                .iter()
+                .any(|(_, target)| target.as_deref().is_some_and(|n| n.starts_with("numba.cuda.") || n.starts_with("warp.")))
         })
         .filter_map(|d| d.child_by_field_name("definition").map(|f| f.id()))
         .collect();
