@@ -47,6 +47,67 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Reads `Content-Length` frames, resynchronising on the next header after
+/// a frame whose header is unusable.
+struct FrameReader<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    fn new(input: R) -> Self {
+        FrameReader { reader: BufReader::new(input), line: Vec::new() }
+    }
+
+    /// The next frame's body; `None` at the end of the input.
+    async fn next(&mut self) -> Option<Vec<u8>> {
+        loop {
+            // Headers: lines up to an empty one.
+            let mut length: Option<usize> = None;
+            let mut bad_header = false;
+            loop {
+                self.line.clear();
+                match self.reader.read_until(b'\n', &mut self.line).await {
+                    Ok(0) | Err(_) => return None,
+                    Ok(_) => {}
+                }
+                let text = String::from_utf8_lossy(&self.line);
+                let text = text.trim_end_matches(['\r', '\n']);
+                if text.is_empty() {
+                    if length.is_some() || bad_header {
+                        break;
+                    }
+                    continue; // stray blank line between messages
+                }
+                // A header may follow the unread body of a dropped message on the same line.
+                let text = match text.to_ascii_lowercase().rfind("content-length:") {
+                    Some(at) if at > 0 => &text[at..],
+                    _ => text,
+                };
+                match text.split_once(':') {
+                    Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                        match value.trim().parse::<usize>() {
+                            Ok(n) if n <= MAX_BODY => length = Some(n),
+                            _ => {
+                                tracing::warn!("dropping a message with Content-Length {:?}", value.trim());
+                                bad_header = true;
+                            }
+                        }
+                    }
+                    Some(_) => {} // Content-Type and other headers
+                    None => tracing::warn!("ignoring a line that is not a header: {:?}", truncate(text)),
+                }
+            }
+            let Some(length) = length.filter(|_| !bad_header) else { continue };
+            let mut body = vec![0; length];
+            if self.reader.read_exact(&mut body).await.is_err() {
+                return None;
+            }
+            return Some(body);
+        }
+    }
+}
+
 /// Copies LSP frames from `input` to `output` until `input` ends. A
 /// malformed frame is dropped, and its error reply (id null, as JSON-RPC
 /// asks when the id can't be known) goes to `replies`.
@@ -55,52 +116,8 @@ pub async fn filter(
     mut output: impl AsyncWrite + Unpin,
     replies: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
 ) {
-    let mut reader = BufReader::new(input);
-    let mut line = Vec::new();
-    loop {
-        // Headers: lines up to an empty one.
-        let mut length: Option<usize> = None;
-        let mut bad_header = false;
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches(['\r', '\n']);
-            if text.is_empty() {
-                if length.is_some() || bad_header {
-                    break;
-                }
-                continue; // stray blank line between messages
-            }
-            // A header may follow the unread body of a dropped message on the same line.
-            let text = match text.to_ascii_lowercase().rfind("content-length:") {
-                Some(at) if at > 0 => &text[at..],
-                _ => text,
-            };
-            match text.split_once(':') {
-                Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
-                    match value.trim().parse::<usize>() {
-                        Ok(n) if n <= MAX_BODY => length = Some(n),
-                        _ => {
-                            tracing::warn!("dropping a message with Content-Length {:?}", value.trim());
-                            bad_header = true;
-                        }
-                    }
-                }
-                Some(_) => {} // Content-Type and other headers
-                None => {
-                    tracing::warn!("ignoring a line that is not a header: {:?}", truncate(text));
-                }
-            }
-        }
-        let Some(length) = length.filter(|_| !bad_header) else { continue };
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).await.is_err() {
-            return;
-        }
+    let mut reader = FrameReader::new(input);
+    while let Some(body) = reader.next().await {
         if let Err(Malformed { code, why }) = is_well_formed(&body) {
             tracing::warn!("dropping a malformed message ({why}): {:?}", truncate(&String::from_utf8_lossy(&body)));
             let reply = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": why}});
@@ -117,32 +134,8 @@ pub async fn filter(
 /// Reads whole frames written by the server and passes them to `frames`, so
 /// they can be interleaved with the filter's error replies without tearing.
 pub async fn frames(input: impl AsyncRead + Unpin, frames: tokio::sync::mpsc::UnboundedSender<Vec<u8>>) {
-    let mut reader = BufReader::new(input);
-    let mut line = Vec::new();
-    loop {
-        let mut length = None;
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end();
-            if text.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = text.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse::<usize>().ok();
-                }
-            }
-        }
-        let Some(length) = length else { continue };
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).await.is_err() {
-            return;
-        }
+    let mut reader = FrameReader::new(input);
+    while let Some(body) = reader.next().await {
         if frames.send(frame(&body)).is_err() {
             return;
         }
