@@ -17,7 +17,7 @@
   :type '(repeat string))
 
 (defcustom gpulens-target-gpu nil
-  "GPU to tune the advice to, such as \"H100\" or \"RTX 4090\"; nil for the attached one."
+  "GPU to tune the advice to, such as \"H200\" or \"RTX 4090\"; nil for the attached one."
   :type '(choice (const nil) string))
 
 (add-to-list 'eglot-server-programs

@@ -1,0 +1,270 @@
+// The gpulens extension: starts `gpulens serve` for Python files and the
+// Python cells of notebooks, passes the `gpulens.*` settings to it, and shows
+// the GPU the advice is tuned to in the status bar.
+
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+/** What `workspace/executeCommand gpulens.gpuProfile` answers. */
+interface GpuReport {
+  profile: GpuProfile | null;
+  /** The target GPU named in the settings or pyproject.toml, if any. */
+  target: string | null;
+}
+
+interface GpuProfile {
+  source: "nvml" | "target" | "none";
+  name?: string;
+  compute_capability?: string;
+  memory_bytes?: number;
+  cuda_major?: number;
+  architecture?: string;
+  fp64_divisor?: number;
+  tensor_core_types?: string[];
+  memory_bandwidth_gbs?: number;
+  device_count?: number;
+}
+
+const REPORT_URI = vscode.Uri.parse("gpulens-report:GPU%20report.md");
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel;
+let statusItem: vscode.StatusBarItem;
+let lastReport: GpuReport | undefined;
+const reportChanged = new vscode.EventEmitter<vscode.Uri>();
+let profileTimer: NodeJS.Timeout | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("gpulens", { log: true });
+  statusItem = vscode.window.createStatusBarItem("gpulens.gpu", vscode.StatusBarAlignment.Right, 100);
+  statusItem.name = "gpulens GPU";
+  statusItem.command = "gpulens.showGpuReport";
+  context.subscriptions.push(output, statusItem, reportChanged);
+
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider("gpulens-report", {
+      onDidChange: reportChanged.event,
+      provideTextDocumentContent: () => renderReport(lastReport),
+    }),
+    vscode.commands.registerCommand("gpulens.showGpuReport", showGpuReport),
+    vscode.commands.registerCommand("gpulens.restartServer", restart),
+    vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
+    { dispose: () => clearTimeout(profileTimer) },
+  );
+
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  await stop();
+}
+
+/** The settings the server reads, with the keys it reads (see the server's settings.rs). */
+function serverSettings(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration("gpulens");
+  const settings: Record<string, unknown> = {
+    inlayHints: config.get<boolean>("inlayHints", true),
+  };
+  // Leave out what is unset, so [tool.gpulens] in pyproject.toml still applies.
+  const targetGpu = config.get<string>("targetGpu", "").trim();
+  if (targetGpu) {
+    settings.targetGpu = targetGpu;
+  }
+  const select = config.get<string[]>("select", []);
+  if (select.length > 0) {
+    settings.select = select;
+  }
+  const ignore = config.get<string[]>("ignore", []);
+  if (ignore.length > 0) {
+    settings.ignore = ignore;
+  }
+  const minElements = config.get<number | null>("minElements", null);
+  if (typeof minElements === "number") {
+    settings.minElements = minElements;
+  }
+  return settings;
+}
+
+function serverCommand(): string {
+  const path = vscode.workspace.getConfiguration("gpulens").get<string>("path", "").trim();
+  return path || "gpulens";
+}
+
+async function start(): Promise<void> {
+  const config = vscode.workspace.getConfiguration("gpulens");
+  const command = serverCommand();
+  const env = { ...process.env, GPULENS_LOG: config.get<string>("logLevel", "info") };
+  // TransportKind.stdio appends `--stdio`, which `gpulens serve` accepts.
+  const serverOptions: ServerOptions = {
+    command,
+    args: ["serve"],
+    transport: TransportKind.stdio,
+    options: { env },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "python" },
+      { scheme: "untitled", language: "python" },
+      { scheme: "vscode-notebook-cell", language: "python" },
+    ],
+    initializationOptions: serverSettings(),
+    outputChannel: output,
+  };
+  client = new LanguageClient("gpulens", "gpulens", serverOptions, clientOptions);
+  setStatus("$(loading~spin) gpulens", "Starting the gpulens language server");
+  try {
+    await client.start();
+  } catch (error) {
+    client = undefined;
+    setStatus("$(error) gpulens", `gpulens did not start: ${describe(error)}`);
+    const hint =
+      command === "gpulens"
+        ? "Install gpulens and put it on PATH, or set gpulens.path to the executable."
+        : `Check the gpulens.path setting (${command}).`;
+    const choice = await vscode.window.showErrorMessage(
+      `gpulens: could not start \`${command} serve\`: ${describe(error)}. ${hint}`,
+      "Open Settings",
+    );
+    if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "gpulens.path");
+    }
+    return;
+  }
+  await refreshProfile();
+  // The server asks NVML for the attached GPU in the background after it
+  // starts; look again once that has had time to finish.
+  clearTimeout(profileTimer);
+  profileTimer = setTimeout(() => void refreshProfile(), 3000);
+}
+
+async function stop(): Promise<void> {
+  clearTimeout(profileTimer);
+  const running = client;
+  client = undefined;
+  if (running) {
+    try {
+      await running.stop();
+    } catch (error) {
+      output.warn(`gpulens: stopping the server: ${describe(error)}`);
+    }
+  }
+}
+
+async function restart(): Promise<void> {
+  await stop();
+  await start();
+}
+
+async function onConfigurationChanged(event: vscode.ConfigurationChangeEvent): Promise<void> {
+  if (!event.affectsConfiguration("gpulens")) {
+    return;
+  }
+  // The executable and its log level are fixed when the server starts.
+  if (event.affectsConfiguration("gpulens.path") || event.affectsConfiguration("gpulens.logLevel")) {
+    await restart();
+    return;
+  }
+  if (client?.isRunning()) {
+    await client.sendNotification(DidChangeConfigurationNotification.type, { settings: serverSettings() });
+    await refreshProfile();
+  }
+}
+
+/** Asks the server which GPU its advice is for and shows it in the status bar. */
+async function refreshProfile(): Promise<GpuReport | undefined> {
+  if (!client?.isRunning()) {
+    return undefined;
+  }
+  try {
+    const report = (await client.sendRequest(ExecuteCommandRequest.type, {
+      command: "gpulens.gpuProfile",
+      arguments: [],
+    })) as GpuReport | null;
+    lastReport = report ?? undefined;
+  } catch (error) {
+    output.warn(`gpulens: asking for the GPU profile: ${describe(error)}`);
+    return undefined;
+  }
+  const profile = lastReport?.profile;
+  if (!profile || profile.source === "none" || !profile.name) {
+    setStatus("$(circuit-board) gpulens: no GPU", "gpulens: no NVIDIA GPU found, so the advice is generic. Set gpulens.targetGpu to tune it to the GPU your code will run on.\n\nClick for the GPU report.");
+  } else {
+    const suffix = profile.source === "target" ? " (target)" : "";
+    const name = profile.name.replace(/^NVIDIA /, "");
+    setStatus(`$(circuit-board) ${name}${suffix}`, `gpulens advice is tuned to ${profile.name}${suffix}.\n\nClick for the GPU report.`);
+  }
+  reportChanged.fire(REPORT_URI);
+  return lastReport;
+}
+
+async function showGpuReport(): Promise<void> {
+  if (!client?.isRunning()) {
+    const choice = await vscode.window.showWarningMessage("gpulens: the server is not running.", "Restart server");
+    if (choice === "Restart server") {
+      await restart();
+    }
+    if (!client?.isRunning()) {
+      return;
+    }
+  }
+  await refreshProfile();
+  const document = await vscode.workspace.openTextDocument(REPORT_URI);
+  await vscode.languages.setTextDocumentLanguage(document, "markdown");
+  await vscode.window.showTextDocument(document, { preview: true });
+}
+
+function renderReport(report: GpuReport | undefined): string {
+  const lines = ["# gpulens: the GPU the advice is for", ""];
+  const profile = report?.profile;
+  if (!profile || profile.source === "none" || !profile.name) {
+    lines.push(
+      "No NVIDIA GPU was found (no driver, or no device), and no target GPU is set, so the advice is generic.",
+      "",
+      "Set `gpulens.targetGpu` (or `target-gpu` under `[tool.gpulens]` in pyproject.toml) to the GPU your code will run on, such as `H200` or `T4`.",
+    );
+    if (report?.target) {
+      lines.push("", `The target GPU \`${report.target}\` is not one gpulens knows; see the server log.`);
+    }
+    return lines.join("\n") + "\n";
+  }
+  const source = profile.source === "nvml" ? "attached (NVML)" : "target (from the settings)";
+  const rows: [string, string | undefined][] = [
+    ["GPU", profile.name],
+    ["source", source],
+    ["devices", profile.device_count?.toString()],
+    ["compute capability", profile.compute_capability],
+    ["architecture", profile.architecture],
+    ["memory", profile.memory_bytes === undefined ? undefined : `${(profile.memory_bytes / 1e9).toFixed(1)} GB`],
+    ["memory bandwidth", profile.memory_bandwidth_gbs === undefined ? undefined : `${profile.memory_bandwidth_gbs} GB/s`],
+    ["FP64 rate", profile.fp64_divisor === undefined ? undefined : `1/${profile.fp64_divisor} of FP32`],
+    ["tensor cores", profile.tensor_core_types?.length ? profile.tensor_core_types.join(", ") : undefined],
+    ["CUDA (driver)", profile.cuda_major === undefined ? undefined : `${profile.cuda_major}.x`],
+  ];
+  lines.push("| | |", "| --- | --- |");
+  for (const [label, value] of rows) {
+    if (value !== undefined && value !== "") {
+      lines.push(`| ${label} | ${value} |`);
+    }
+  }
+  if (report?.target) {
+    lines.push("", `Target GPU setting: \`${report.target}\`.`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+function setStatus(text: string, tooltip: string): void {
+  statusItem.text = text;
+  statusItem.tooltip = tooltip;
+  statusItem.show();
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
