@@ -3,7 +3,7 @@
 
 use gpulens_diagnostics::{check, check_incremental, Cache, Settings};
 use gpulens_gpu::GpuProfile;
-use gpulens_syntax::{Change, Document, LineIndex, PositionEncoding, Range};
+use gpulens_syntax::{Change, Document, LineIndex, Position, PositionEncoding, Range};
 use proptest::prelude::*;
 
 fn fixtures() -> Vec<String> {
@@ -88,7 +88,7 @@ fn module_values_reach_cached_functions() {
     let mut doc = Document::new(text);
     let mut cache = Cache::default();
     check_incremental(&doc.to_string(), doc.tree(), &settings, &gpu, &mut cache);
-    let at = gpulens_syntax::Position::new(2, 1);
+    let at = Position::new(2, 1);
     doc.apply_changes(&[Change::replace(Range::new(at, at), "x")], PositionEncoding::Utf8);
     let text = doc.to_string();
     assert!(text.contains("bxig = "));
@@ -96,4 +96,74 @@ fn module_values_reach_cached_functions() {
         check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache),
         check(&text, doc.tree(), &settings, &gpu)
     );
+}
+
+/// Pieces for notifications as editors send them: line ends of every kind,
+/// characters that take two UTF-16 units or several UTF-8 bytes.
+const EDITOR_PIECES: &[&str] = &[
+    "", "x", "\n", "\r\n", "\r", "    ", "np.sort(values)", "import cupy as cp\n", "N = 10_000_000\r\n", ":", "(",
+    "def f(a):\n    return np.fft.fft(a)\n", "for i in range(N):\r\n    out[i] = a[i] * 2\r\n", "@cuda.jit\n",
+    "import numpy as np\n", "中文", "😀", "é", "\u{0}",
+];
+
+fn encoding() -> impl Strategy<Value = PositionEncoding> {
+    prop_oneof![Just(PositionEncoding::Utf8), Just(PositionEncoding::Utf16), Just(PositionEncoding::Utf32)]
+}
+
+/// A change as an editor sends it: a range by line and character (anywhere,
+/// past the end and reversed included), or now and then the whole text.
+fn editor_change() -> impl Strategy<Value = Change> {
+    let piece = prop::collection::vec(prop::sample::select(EDITOR_PIECES), 0..3).prop_map(|p| p.concat());
+    let coordinate = prop_oneof![8 => 0u32..40, 1 => 40u32..5_000, 1 => Just(u32::MAX)];
+    let line = prop_oneof![9 => 0u32..60, 1 => 60u32..100_000];
+    prop_oneof![
+        20 => (line.clone(), coordinate.clone(), line, coordinate, piece.clone()).prop_map(|(l1, c1, l2, c2, text)| {
+            Change::replace(Range::new(Position::new(l1, c1), Position::new(l2, c2)), text)
+        }),
+        1 => piece.prop_map(Change::full),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+
+    /// The server's path: several changes per didChange, in any of the three
+    /// position encodings, then `check_incremental` with the kept cache.
+    #[test]
+    fn notifications_of_several_changes_in_every_encoding(
+        which in 0usize..64,
+        crlf in any::<bool>(),
+        encoding in encoding(),
+        notifications in prop::collection::vec(prop::collection::vec(editor_change(), 1..5), 1..8),
+    ) {
+        let all = fixtures();
+        let mut base = all[which % all.len()].clone();
+        if crlf {
+            base = base.replace('\n', "\r\n");
+        }
+        let (settings, gpu) = (Settings::default(), GpuProfile::none());
+        let mut doc = Document::new(&base);
+        let mut model = base.clone();
+        let mut cache = Cache::default();
+        check_incremental(&model, doc.tree(), &settings, &gpu, &mut cache);
+        for changes in notifications {
+            for change in &changes {
+                match change.range {
+                    None => model = change.text.clone(),
+                    Some(range) => {
+                        let index = LineIndex::new(&model);
+                        let (mut a, mut b) = (index.offset(&model, range.start, encoding), index.offset(&model, range.end, encoding));
+                        if a > b { std::mem::swap(&mut a, &mut b); }
+                        model.replace_range(a..b, &change.text);
+                    }
+                }
+            }
+            doc.apply_changes(&changes, encoding);
+            let text = doc.to_string();
+            prop_assert_eq!(&text, &model);
+            let fresh_tree = gpulens_syntax::parse(&text);
+            let incremental = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
+            prop_assert_eq!(incremental, check(&text, &fresh_tree, &settings, &gpu), "text:\n{}", text);
+        }
+    }
 }

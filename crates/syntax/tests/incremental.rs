@@ -15,15 +15,20 @@ const BASES: &[&str] = &[
 
 const PIECES: &[&str] = &[
     "", "x", " ", "\n", "\r\n", "\r", "    ", "(", ")", "[", "]", ":", "'", "\"", "\"\"\"", "#", "中文", "😀", "é",
-    "def g():\n    ", "np.sort(a)", "for i in range(10):\n", "return ", "import cupy as cp\n", "\\", "lambda: 0",
+    "\u{0}", "def g():\n    ", "np.sort(a)", "for i in range(10):\n", "return ", "import cupy as cp\n", "\\", "lambda: 0",
 ];
 
-fn snapshot(tree: &Tree) -> Vec<(u16, usize, usize, bool)> {
+/// Every node: kind, bytes, rows and columns (tree-sitter's, which count
+/// only `\n` as a line end), and whether error recovery made it up.
+type Node = (u16, usize, usize, (usize, usize), (usize, usize), bool);
+
+fn snapshot(tree: &Tree) -> Vec<Node> {
     let mut out = Vec::new();
     let mut cursor = tree.walk();
     'walk: loop {
         let node = cursor.node();
-        out.push((node.kind_id(), node.start_byte(), node.end_byte(), node.is_missing()));
+        let (a, b) = (node.start_position(), node.end_position());
+        out.push((node.kind_id(), node.start_byte(), node.end_byte(), (a.row, a.column), (b.row, b.column), node.is_missing()));
         if cursor.goto_first_child() {
             continue;
         }
