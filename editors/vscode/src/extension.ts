@@ -2,6 +2,8 @@
 // Python cells of notebooks, passes the `gpulens.*` settings to it, and shows
 // the GPU the advice is tuned to in the status bar.
 
+import * as readline from "node:readline";
+import type { Readable } from "node:stream";
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
@@ -116,6 +118,7 @@ async function start(): Promise<void> {
     ],
     initializationOptions: serverSettings(),
     outputChannel: output,
+    stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
   };
   client = new LanguageClient("gpulens", "gpulens", serverOptions, clientOptions);
   setStatus("$(loading~spin) gpulens", "Starting the gpulens language server");
@@ -257,6 +260,42 @@ function renderReport(report: GpuReport | undefined): string {
     lines.push("", `Target GPU setting: \`${report.target}\`.`);
   }
   return lines.join("\n") + "\n";
+}
+
+// The server logs to stderr as `2026-01-02T03:04:05.678Z  INFO target: message`.
+const SERVER_LOG_LINE = /^\S+Z\s+(TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:\S+:\s)?(.*)$/;
+
+/** Puts each line the server logs in the output channel at the level it was logged at. */
+function forwardServerLog(input: Readable, channel: vscode.LogOutputChannel): void {
+  let level = "INFO";
+  const lines = readline.createInterface({ input, crlfDelay: Infinity, terminal: false });
+  lines.on("line", (line) => {
+    const match = SERVER_LOG_LINE.exec(line);
+    let message = line;
+    if (match) {
+      level = match[1];
+      message = match[2];
+    } // else: a continuation of the previous entry (a backtrace), at its level
+    // gpulens.logLevel decides what the server writes; show all of it, even
+    // when the channel's own level would hide debug lines.
+    const hidden = (wanted: vscode.LogLevel) => channel.logLevel === vscode.LogLevel.Off || channel.logLevel > wanted;
+    switch (level) {
+      case "TRACE":
+        hidden(vscode.LogLevel.Trace) ? channel.info(`(trace) ${message}`) : channel.trace(message);
+        break;
+      case "DEBUG":
+        hidden(vscode.LogLevel.Debug) ? channel.info(`(debug) ${message}`) : channel.debug(message);
+        break;
+      case "WARN":
+        channel.warn(message);
+        break;
+      case "ERROR":
+        channel.error(message);
+        break;
+      default:
+        channel.info(message);
+    }
+  });
 }
 
 function setStatus(text: string, tooltip: string): void {
