@@ -1,0 +1,357 @@
+// VS Code for real: code-server with the packaged gpulens extension, driven
+// through Debian's Chromium by playwright-core, as a person would — open a
+// Python file, see gpulens in the Problems panel, apply a quick fix from
+// Ctrl+., save, and check the file on disk. A screenshot is taken at each step.
+//
+// Run by `tests/editors/run vscode`, which installs what this needs and sets:
+//   GPULENS_BIN, GPULENS_VSIX, GPULENS_EXAMPLE (the Python file to copy),
+//   GPULENS_VSCODE_MODULES (node_modules with code-server and playwright-core),
+//   GPULENS_VSCODE_WORK (a scratch folder), GPULENS_SCREENSHOTS (where the PNGs go).
+
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import net from "node:net";
+import path from "node:path";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+
+const bin = env("GPULENS_BIN");
+const vsix = env("GPULENS_VSIX");
+const example = env("GPULENS_EXAMPLE");
+const modules = env("GPULENS_VSCODE_MODULES");
+const work = env("GPULENS_VSCODE_WORK");
+const shots = env("GPULENS_SCREENSHOTS");
+const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+const require = createRequire(path.join(modules, "noop.js"));
+const { chromium } = require("playwright-core");
+const codeServer = path.join(modules, ".bin", "code-server");
+
+// The finding the test disables: CUML002 on `Ridge(..., positive=True)`, an
+// "info" diagnostic (VS Code leaves hints out of the Problems panel).
+const CODE = "CUML002";
+const FIX_LABEL = `Disable ${CODE} for this line`;
+const file = path.join(work, "workspace", path.basename(example));
+
+const started = Date.now();
+const log = (message) => console.log(`vscode [${((Date.now() - started) / 1000).toFixed(1)} s]: ${message}`);
+
+fs.rmSync(work, { recursive: true, force: true });
+fs.rmSync(shots, { recursive: true, force: true });
+for (const dir of ["home", "user-data/User", "user-data/Machine", "extensions", "workspace", "chromium"]) {
+  fs.mkdirSync(path.join(work, dir), { recursive: true });
+}
+fs.mkdirSync(shots, { recursive: true });
+fs.copyFileSync(example, file);
+const original = fs.readFileSync(file, "utf8");
+const originalLines = original.split("\n");
+// A notebook with one Python cell that gpulens flags.
+const notebook = path.join(work, "workspace", "spectrum.ipynb");
+fs.writeFileSync(
+  notebook,
+  JSON.stringify({
+    cells: [
+      {
+        cell_type: "code",
+        execution_count: null,
+        metadata: {},
+        outputs: [],
+        source: ["import numpy as np\n", "\n", "signal = np.random.rand(1_000_000)\n", "spectrum = np.fft.fft(signal)\n"],
+      },
+    ],
+    metadata: { language_info: { name: "python" } },
+    nbformat: 4,
+    nbformat_minor: 5,
+  }),
+);
+const targetIndex = originalLines.findIndex((line) => /Ridge\(.*positive=True/.test(line));
+if (targetIndex < 0) throw new Error(`${example} has no Ridge(..., positive=True) line for ${CODE}`);
+const targetColumn = originalLines[targetIndex].indexOf("Ridge(") + 1;
+const expected = originalLines
+  .map((line, i) => (i === targetIndex ? `${line}  # gpulens: ignore[${CODE}]` : line))
+  .join("\n");
+
+// gpulens.path is a machine setting: in code-server (a remote window) it goes
+// in the remote machine's settings, not the user's.
+fs.writeFileSync(
+  path.join(work, "user-data/Machine/settings.json"),
+  JSON.stringify({ "gpulens.path": bin, "gpulens.logLevel": "debug" }, null, 2),
+);
+fs.writeFileSync(
+  path.join(work, "user-data/User/settings.json"),
+  JSON.stringify(
+    {
+      "workbench.startupEditor": "none",
+      "workbench.tips.enabled": false,
+      "workbench.enableExperiments": false,
+      "security.workspace.trust.enabled": false,
+      "telemetry.telemetryLevel": "off",
+      "update.mode": "none",
+      "extensions.autoCheckUpdates": false,
+      "extensions.autoUpdate": false,
+      "extensions.ignoreRecommendations": true,
+      "chat.disableAIFeatures": true,
+      "git.enabled": false,
+      "git.openRepositoryInParentFolders": "never",
+      "files.autoSave": "off",
+    },
+    null,
+    2,
+  ),
+);
+const config = path.join(work, "config.yaml");
+fs.writeFileSync(config, "auth: none\ncert: false\n");
+const childEnv = { ...process.env, HOME: path.join(work, "home"), XDG_CONFIG_HOME: path.join(work, "home/.config") };
+const common = ["--config", config, "--user-data-dir", path.join(work, "user-data"), "--extensions-dir", path.join(work, "extensions")];
+
+log(`installing ${path.basename(vsix)}`);
+const install = spawnSync(codeServer, [...common, "--install-extension", vsix], { env: childEnv, encoding: "utf8" });
+if (install.status !== 0) {
+  throw new Error(`code-server --install-extension failed (${install.status}):\n${install.stdout}\n${install.stderr}`);
+}
+
+const port = await new Promise((resolve, reject) => {
+  const server = net.createServer();
+  server.once("error", reject);
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
+
+const serverLog = fs.openSync(path.join(work, "code-server.log"), "w");
+const server = spawn(
+  codeServer,
+  [
+    ...common,
+    "--auth", "none",
+    "--bind-addr", `127.0.0.1:${port}`,
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-workspace-trust",
+    "--disable-getting-started-override",
+    path.join(work, "workspace"),
+  ],
+  { env: childEnv, detached: true, stdio: ["ignore", serverLog, serverLog] },
+);
+
+let context;
+let page;
+let step = 0;
+
+async function screenshot(name) {
+  step += 1;
+  const target = path.join(shots, `${String(step).padStart(2, "0")}-${name}.png`);
+  await page.screenshot({ path: target });
+  log(`screenshot ${path.basename(target)}`);
+}
+
+async function until(what, predicate, timeout = 60000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Opens a file of the workspace through Quick Open (Ctrl+P). */
+async function quickOpen(name) {
+  await page.keyboard.press("Control+P");
+  await page.waitForSelector(".quick-input-widget input", { state: "visible" });
+  await page.keyboard.type(name);
+  await until(`Quick Open to list ${name}`, async () =>
+    (await page.locator(".quick-input-list .monaco-list-row").allInnerTexts().catch(() => [])).some((t) => t.includes(name)),
+  );
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".quick-input-widget", { state: "hidden" });
+}
+
+function stopServer() {
+  // code-server's children (the extension host, file watchers, gpulens) share its process group.
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {}
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-server.pid, 0);
+    } catch {
+      return;
+    }
+    spawnSync("sleep", ["0.2"]);
+  }
+  try {
+    process.kill(-server.pid, "SIGKILL");
+  } catch {}
+}
+
+function tail(file, lines = 40) {
+  try {
+    return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(none)";
+  }
+}
+
+function findFiles(dir, test, found = []) {
+  for (const entry of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) findFiles(full, test, found);
+    else if (test(full)) found.push(full);
+  }
+  return found;
+}
+
+async function main() {
+  await until("code-server to listen", async () => {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return response.ok;
+    } catch {
+      return false;
+    }
+  });
+  log(`code-server is up on port ${port}`);
+
+  context = await chromium.launchPersistentContext(path.join(work, "chromium"), {
+    executablePath: chromiumPath,
+    headless: true,
+    viewport: { width: 1600, height: 1000 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.join(work, "workspace"))}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 60000 });
+  await page.waitForSelector(".explorer-folders-view, .explorer-viewlet", { timeout: 60000 }).catch(() => {});
+  await page.waitForTimeout(1500);
+  await screenshot("workbench");
+
+  // Open the file through Quick Open.
+  await quickOpen(path.basename(file));
+  await page.waitForSelector(`.tab[data-resource-name="${path.basename(file)}"], .tab:has-text("${path.basename(file)}")`);
+  log("file open; waiting for gpulens diagnostics");
+  await page.waitForSelector(".squiggly-info, .squiggly-warning, .squiggly-hint", { timeout: 60000 });
+  await until("the gpulens status bar item", async () => {
+    const items = await page.locator(".statusbar-item").allInnerTexts();
+    return items.find((text) => text.includes("gpulens") || text.includes("GPU"));
+  });
+  const status = (await page.locator(".statusbar-item").allInnerTexts()).find((t) => t.includes("gpulens"));
+  log(`status bar: ${JSON.stringify(status)}`);
+  await screenshot("diagnostics");
+
+  // The Problems panel lists the finding.
+  await page.keyboard.press("Control+Shift+M");
+  const problem = await until(`${CODE} in the Problems panel`, async () => {
+    const rows = await page.locator(".markers-panel .monaco-list-row").allInnerTexts().catch(() => []);
+    return rows.find((row) => row.includes(CODE));
+  });
+  log(`Problems panel: ${JSON.stringify(problem.replace(/\s+/g, " ").slice(0, 160))}`);
+  await screenshot("problems");
+
+  // Put the cursor on the finding and open the quick fixes with Ctrl+.
+  await page.keyboard.press("Control+1");
+  await page.keyboard.press("Control+G");
+  await page.waitForSelector(".quick-input-widget input", { state: "visible" });
+  await page.keyboard.type(`${targetIndex + 1}:${targetColumn}`);
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(500);
+  await page.keyboard.press("Control+.");
+  const menu = ".action-widget";
+  await page.waitForSelector(`${menu} .monaco-list-row`, { state: "visible", timeout: 30000 });
+  await until(`"${FIX_LABEL}" in the quick fix menu`, async () =>
+    (await page.locator(`${menu} .monaco-list-row`).allInnerTexts()).some((t) => t.includes(FIX_LABEL)),
+  );
+  const entries = await page.locator(`${menu} .monaco-list-row`).allInnerTexts();
+  log(`quick fixes: ${JSON.stringify(entries.map((t) => t.trim()).filter(Boolean))}`);
+  await screenshot("quick-fix-menu");
+  // Pick the entry by its label with the keyboard (the menu swallows clicks).
+  await until(`"${FIX_LABEL}" to be focused`, async () => {
+    const focused = await page.locator(`${menu} .monaco-list-row.focused`).innerText().catch(() => "");
+    if (focused.includes(FIX_LABEL)) return true;
+    await page.keyboard.press("ArrowDown");
+    await page.waitForTimeout(100);
+    return false;
+  }, 15000);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
+  await until("the suppression comment in the editor", async () =>
+    (await page.locator(".editor-instance .view-lines").first().innerText()).replace(/\u00a0/g, " ").includes(`# gpulens: ignore[${CODE}]`),
+  );
+  await screenshot("fix-applied");
+
+  await page.keyboard.press("Control+S");
+  await until("the file to be saved", () => fs.readFileSync(file, "utf8") !== original, 20000);
+  await page.waitForTimeout(500);
+  await screenshot("saved");
+  const saved = fs.readFileSync(file, "utf8");
+  if (saved !== expected) {
+    const got = saved.split("\n");
+    const first = got.findIndex((line, i) => line !== expected.split("\n")[i]);
+    throw new Error(
+      `the saved file is not the example with line ${targetIndex + 1} disabled; first difference on line ${first + 1}:\n` +
+        `  got:      ${JSON.stringify(got[first])}\n  expected: ${JSON.stringify(expected.split("\n")[first])}`,
+    );
+  }
+  log(`saved file on disk: line ${targetIndex + 1} now ends with "# gpulens: ignore[${CODE}]", the rest unchanged`);
+
+  // The command palette has the extension's commands; the report opens.
+  await page.keyboard.press("Control+Shift+P");
+  await page.waitForSelector(".quick-input-widget input", { state: "visible" });
+  await page.keyboard.type("gpulens: Show GPU report");
+  await until("the Show GPU report command", async () =>
+    (await page.locator(".quick-input-list .monaco-list-row").allInnerTexts().catch(() => [])).some((t) => t.includes("Show GPU report")),
+  );
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".quick-input-widget", { state: "hidden" });
+  await until("the GPU report to open", async () =>
+    (await page.locator(".editor-instance .view-lines:visible").allInnerTexts().catch(() => [])).some((t) => t.replace(/\u00a0/g, " ").includes("gpulens: the GPU the advice is for")),
+  );
+  await screenshot("gpu-report");
+
+  // The Python cells of a notebook get gpulens diagnostics too.
+  await quickOpen(path.basename(notebook));
+  await page.waitForSelector(".notebook-editor .cell-editor-container, .notebookOverlay .monaco-editor", { timeout: 60000 });
+  await page.waitForSelector(
+    ".notebookOverlay .squiggly-hint, .notebookOverlay .squiggly-info, .notebook-editor .squiggly-hint, .notebook-editor .squiggly-info",
+    { timeout: 60000 },
+  );
+  log("notebook cell has gpulens diagnostics");
+  await screenshot("notebook");
+}
+
+let failed;
+try {
+  await main();
+} catch (error) {
+  failed = error;
+  if (page) await screenshot("failure").catch(() => {});
+} finally {
+  await context?.close().catch(() => {});
+  stopServer();
+}
+
+if (failed) {
+  console.error(`vscode: FAILED: ${failed.stack || failed}`);
+  console.error(`--- code-server log (${path.join(work, "code-server.log")})\n${tail(path.join(work, "code-server.log"))}`);
+  for (const logFile of findFiles(path.join(work, "user-data", "logs"), (f) => /gpulens|exthost\.log$/i.test(f))) {
+    console.error(`--- ${logFile}\n${tail(logFile)}`);
+  }
+  console.error(`--- screenshots in ${shots}`);
+  process.exit(1);
+}
+log("passed");
