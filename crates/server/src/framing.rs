@@ -37,7 +37,36 @@ fn check_request(value: &serde_json::Value) -> Result<(), String> {
             return Err("\"method\" is not a string".into());
         }
     }
+    // tower-lsp-server stops reading at an id it cannot represent.
+    match object.get("id") {
+        None | Some(serde_json::Value::Null | serde_json::Value::String(_)) => {}
+        Some(serde_json::Value::Number(n)) if n.is_i64() => {}
+        Some(_) => return Err("\"id\" is not an integer or a string".into()),
+    }
     Ok(())
+}
+
+/// The error answer to a `$/` request, if `body` is one. The protocol says
+/// such requests must be answered with MethodNotFound; tower-lsp-server
+/// drops them unanswered, which would leave the client waiting for ever.
+pub fn dollar_request_reply(body: &[u8]) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        id: Option<serde_json::Value>,
+    }
+    let head: Head<'_> = serde_json::from_slice(body).ok()?;
+    let method = head.method?;
+    let id = head.id.filter(|id| !id.is_null())?;
+    method.starts_with("$/").then(|| {
+        let reply = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32601, "message": format!("method not found: {method}")},
+        });
+        frame(reply.to_string().as_bytes())
+    })
 }
 
 /// A whole LSP frame: header and body.
@@ -124,6 +153,11 @@ pub async fn filter(
             let _ = replies.send(frame(reply.to_string().as_bytes()));
             continue;
         }
+        if let Some(reply) = dollar_request_reply(&body) {
+            tracing::warn!("answering an unknown $/ request: {:?}", truncate(&String::from_utf8_lossy(&body)));
+            let _ = replies.send(reply);
+            continue;
+        }
         if output.write_all(&frame(&body)).await.is_err() {
             return;
         }
@@ -167,9 +201,33 @@ mod tests {
     fn well_formed_messages() {
         assert!(is_well_formed(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).is_ok());
         assert!(is_well_formed(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_ok());
-        for bad in [&b"{"[..], b"[]", b"null", b"{}", br#"{"id":1,"method":"x"}"#, br#"{"jsonrpc":"2.0"}"#, b"\xff"] {
+        assert!(is_well_formed(br#"{"jsonrpc":"2.0","id":"a","method":"x"}"#).is_ok());
+        assert!(is_well_formed(br#"{"jsonrpc":"2.0","id":-3,"method":"x"}"#).is_ok());
+        for bad in [
+            &b"{"[..],
+            b"[]",
+            b"null",
+            b"{}",
+            br#"{"id":1,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0"}"#,
+            b"\xff",
+            br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":99999999999999999999,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":[1]}"#,
+        ] {
             assert!(is_well_formed(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn dollar_requests_are_answered_and_dollar_notifications_left_alone() {
+        let reply = dollar_request_reply(br#"{"jsonrpc":"2.0","id":7,"method":"$/x","params":{}}"#).unwrap();
+        let reply = String::from_utf8(reply).unwrap();
+        assert!(reply.contains(r#""id":7"#) && reply.contains("-32601"), "{reply}");
+        assert!(dollar_request_reply(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#).is_none());
+        assert!(dollar_request_reply(br#"{"jsonrpc":"2.0","id":7,"method":"textDocument/hover"}"#).is_none());
     }
 
     #[tokio::test]

@@ -59,6 +59,8 @@ struct State {
     attached: RwLock<Option<GpuProfile>>,
     generations: AtomicU64,
     watch_files: AtomicBool,
+    /// `shutdown` was received: `exit` then ends the process with status 0, not 1.
+    shut_down: Arc<AtomicBool>,
 }
 
 pub struct Backend {
@@ -95,6 +97,11 @@ fn unknown_document(uri: &Uri) -> Error {
 
 impl Backend {
     pub fn new(client: Client) -> Self {
+        Backend::with_shutdown_flag(client, Arc::default())
+    }
+
+    /// A backend that sets `shut_down` when the client sends `shutdown`.
+    pub fn with_shutdown_flag(client: Client, shut_down: Arc<AtomicBool>) -> Self {
         let editor = EditorSettings::default();
         let effective = Arc::new(Effective::new(None, &editor));
         Backend {
@@ -112,6 +119,7 @@ impl Backend {
                 attached: RwLock::new(None),
                 generations: AtomicU64::new(1),
                 watch_files: AtomicBool::new(false),
+                shut_down,
             }),
         }
     }
@@ -364,6 +372,7 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
+        self.state.shut_down.store(true, Ordering::SeqCst);
         Ok(())
     }
 
@@ -546,8 +555,10 @@ pub fn run() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    let shut_down = Arc::new(AtomicBool::new(false));
     runtime.block_on(async {
-        let (service, socket) = LspService::new(Backend::new);
+        let flag = shut_down.clone();
+        let (service, socket) = LspService::new(move |client| Backend::with_shutdown_flag(client, flag));
         // Malformed frames are answered and dropped before they reach the
         // service; the service's output and those answers share stdout frame
         // by frame (see framing.rs).
@@ -563,5 +574,12 @@ pub fn run() -> std::process::ExitCode {
     });
     // Reading stdin blocks a thread that may never see end-of-file: don't wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    std::process::ExitCode::SUCCESS
+    // The protocol: status 0 after a `shutdown` request, 1 otherwise (an
+    // `exit` without it, or the client closing the stream).
+    if shut_down.load(Ordering::SeqCst) {
+        std::process::ExitCode::SUCCESS
+    } else {
+        tracing::info!("exiting without a shutdown request");
+        std::process::ExitCode::from(1)
+    }
 }
