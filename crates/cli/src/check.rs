@@ -21,6 +21,8 @@ pub struct FileReport {
     pub text: String,
     pub line_index: LineIndex,
     pub findings: Vec<Finding>,
+    /// With `--fix`/`--diff`: the text before fixing and how many fixes changed it.
+    pub fixed: Option<(String, usize)>,
 }
 
 /// Something that stopped a file (or path) from being checked.
@@ -52,7 +54,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut reports: Vec<FileReport> = files
         .par_iter()
         .filter_map(|path| {
-            let result = check_file(path, &resolver, &gpu);
+            let result = check_file(path, &resolver, &gpu, &args);
             progress.inc(1);
             match result {
                 Ok(report) => Some(report),
@@ -82,6 +84,39 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let checked = reports.len();
     let findings: usize = reports.iter().map(|r| r.findings.len()).sum();
     let mut stdout = std::io::stdout().lock();
+    let changed: Vec<&FileReport> = reports.iter().filter(|r| r.fixed.is_some()).collect();
+    let fixes: usize = changed.iter().map(|r| r.fixed.as_ref().map_or(0, |f| f.1)).sum();
+    if args.diff {
+        for r in &changed {
+            let (before, _) = r.fixed.as_ref().expect("filtered on fixed");
+            let diff = similar::TextDiff::from_lines(before.as_str(), r.text.as_str());
+            let a = format!("a/{}", r.path);
+            let b = format!("b/{}", r.path);
+            if write!(stdout, "{}", diff.unified_diff().context_radius(3).header(&a, &b)).is_err() {
+                return ExitCode::from(2);
+            }
+        }
+        let _ = stdout.flush();
+        let files = if changed.len() == 1 { "file" } else { "files" };
+        let _ = writeln!(
+            stderr,
+            "gpulens: {fixes} fix{} would change {} {files}{}",
+            if fixes == 1 { "" } else { "es" },
+            changed.len(),
+            if args.fix { "" } else { " (safe and unsafe; `--fix` applies the safe ones, `--fix --unsafe-fixes` all)" }
+        );
+        return if !problems.is_empty() {
+            ExitCode::from(2)
+        } else if changed.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        };
+    }
+    if args.fix {
+        let files = if changed.len() == 1 { "file" } else { "files" };
+        let _ = writeln!(stderr, "gpulens: applied {fixes} fix{} in {} {files}", if fixes == 1 { "" } else { "es" }, changed.len());
+    }
     let written = match args.format {
         Format::Text => output::text(&mut stdout, &reports, checked),
         Format::Json => output::json(&mut stdout, &reports, &gpu),
@@ -99,20 +134,76 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn check_file(path: &Path, resolver: &Resolver, gpu: &GpuProfile) -> Result<FileReport, Problem> {
+fn check_file(path: &Path, resolver: &Resolver, gpu: &GpuProfile, args: &CheckArgs) -> Result<FileReport, Problem> {
     let shown = display_path(path);
     let problem = |message: String| Problem { path: shown.clone(), message };
     let bytes = std::fs::read(path).map_err(|e| problem(e.to_string()))?;
-    let text = gpulens_syntax::decode(&bytes).map_err(|e| problem(e.to_string()))?.into_owned();
+    let mut text = gpulens_syntax::decode(&bytes).map_err(|e| problem(e.to_string()))?.into_owned();
     let settings = resolver.settings_for(path);
-    let findings = if gpulens_diagnostics::might_have_findings(&text, gpulens_knowledge::Knowledge::get()) {
+    let candidate = gpulens_diagnostics::might_have_findings(&text, gpulens_knowledge::Knowledge::get());
+    let mut fixed = None;
+    if candidate && (args.fix || args.diff) {
+        // `--diff` alone previews every fix; with `--fix` it previews what would be written.
+        let unsafe_fixes = args.unsafe_fixes || !args.fix;
+        let result = gpulens_diagnostics::fix_all(&text, &settings, gpu, unsafe_fixes);
+        if result.refused > 0 {
+            eprintln!("gpulens: warning: {shown}: a fix would have added a syntax error; it was not applied (please report this)");
+        }
+        if result.applied > 0 && result.text != text {
+            if !args.diff {
+                write_fixed(path, &bytes, &result.text).map_err(problem)?;
+            }
+            fixed = Some((std::mem::replace(&mut text, result.text), result.applied));
+        }
+    }
+    let findings = if candidate {
         let tree = gpulens_syntax::parse(&text);
         gpulens_diagnostics::check(&text, &tree, &settings, gpu)
     } else {
         Vec::new()
     };
     let line_index = LineIndex::new(&text);
-    Ok(FileReport { path: shown, text, line_index, findings })
+    Ok(FileReport { path: shown, text, line_index, findings, fixed })
+}
+
+/// Writes the fixed text over `path`, in the file's own encoding, through a
+/// temporary file and a rename (so a crash leaves the old file or the new
+/// one, never half of each), and only if the file still holds what was read.
+fn write_fixed(path: &Path, read: &[u8], text: &str) -> Result<(), String> {
+    let bytes = encode_like(read, text)
+        .ok_or("the fixed text cannot be written in the file's declared encoding; file left unchanged")?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("cannot write the fix: {e}"))?;
+    temp.write_all(&bytes).and_then(|_| temp.as_file().sync_all()).map_err(|e| format!("cannot write the fix: {e}"))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(temp.path(), meta.permissions());
+    }
+    match std::fs::read(path) {
+        Ok(now) if now == read => {}
+        Ok(_) => return Err("the file changed while it was being fixed; left unchanged".into()),
+        Err(e) => return Err(format!("cannot re-read before writing the fix: {e}")),
+    }
+    temp.persist(path).map_err(|e| format!("cannot replace the file with its fixed text: {}", e.error))?;
+    Ok(())
+}
+
+/// `text` in the encoding `original` was in: UTF-8 (keeping a BOM), or the
+/// one its coding line declares, verified by decoding the result again.
+fn encode_like(original: &[u8], text: &str) -> Option<Vec<u8>> {
+    if let Some(rest) = original.strip_prefix(b"\xEF\xBB\xBF") {
+        let _ = rest;
+        let mut out = b"\xEF\xBB\xBF".to_vec();
+        out.extend_from_slice(text.as_bytes());
+        return Some(out);
+    }
+    if std::str::from_utf8(original).is_ok() {
+        return Some(text.as_bytes().to_vec());
+    }
+    // Latin-1 maps code points 0–255 to one byte each; other declared
+    // encodings are accepted when this mapping round-trips.
+    let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+    let bytes = bytes?;
+    (gpulens_syntax::decode(&bytes).ok()?.as_ref() == text).then_some(bytes)
 }
 
 /// Expands the given paths into Python files. Folders are walked in

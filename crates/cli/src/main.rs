@@ -75,6 +75,16 @@ pub struct CheckArgs {
     /// Advise for this GPU (e.g. "H100", "RTX 4090", "T4") instead of the attached one.
     #[arg(long)]
     pub target_gpu: Option<String>,
+    /// Apply the safe fixes to the files (and report what remains).
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix: apply the unsafe fixes too (rewrites whose behaviour can differ: numerics, where data lives, new dependencies).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print the fixes as a unified diff and change nothing. Alone it shows every fix, safe and unsafe;
+    /// with --fix it shows exactly what --fix (with or without --unsafe-fixes) would write.
+    #[arg(long)]
+    pub diff: bool,
 }
 
 fn main() -> ExitCode {

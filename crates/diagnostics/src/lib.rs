@@ -5,6 +5,7 @@
 //! turn its [`Finding`]s into their own formats.
 
 pub mod config;
+mod fixes;
 mod registry;
 mod rules;
 mod semantic;
@@ -20,6 +21,7 @@ use gpulens_knowledge::Knowledge;
 use gpulens_syntax::Tree;
 use serde::Serialize;
 
+pub use fixes::{apply_fixes, fix_all, syntax_errors, Fixed};
 pub use registry::{rule, Rule, RULES};
 pub use semantic::{parse_suppression, Module, Value};
 
@@ -64,7 +66,11 @@ pub struct Edit {
 pub struct Fix {
     pub applicability: Applicability,
     pub message: String,
+    /// Sorted by position, non-overlapping.
     pub edits: Vec<Edit>,
+    /// Module-level lines not yet placed (see `fixes::resolve`); always
+    /// empty in what [`check`] returns.
+    pub(crate) pending: Vec<(fixes::Anchor, String)>,
 }
 
 /// One piece of advice about one span of source.
@@ -127,10 +133,10 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
-        return finish(run_rules(&plan.outside, text, settings, gpu));
+        return finish(text, tree, run_rules(&plan.outside, text, tree, settings, gpu));
     }
     let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
-    finish(run_rules(&module, text, settings, gpu))
+    finish(text, tree, run_rules(&module, text, tree, settings, gpu))
 }
 
 /// [`check`] without any of its shortcuts (the byte pre-scan, skipping
@@ -139,21 +145,23 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
 #[doc(hidden)]
 pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let module = Module::new(text, tree, Knowledge::get());
-    finish(run_rules(&module, text, settings, gpu))
+    finish(text, tree, run_rules(&module, text, tree, settings, gpu))
 }
 
-fn run_rules(module: &Module<'_>, text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let cx = Context { module, settings, gpu };
     let mut findings = rules::run(&cx);
     rules::gate_by_compute_capability(&cx, &mut findings);
     let in_test = |f: &Finding| !f.code.starts_with("GPU") && module.tests.iter().any(|t| t.contains(&f.range.start));
     findings.retain(|f| settings.is_enabled(f.code) && !is_suppressed(module, text, f) && !in_test(f));
+    fixes::attach(&cx, tree, &mut findings);
     findings
 }
 
-fn finish(mut findings: Vec<Finding>) -> Vec<Finding> {
+fn finish(text: &str, tree: &Tree, mut findings: Vec<Finding>) -> Vec<Finding> {
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
+    fixes::resolve(text, tree, &mut findings);
     findings
 }
 
@@ -204,7 +212,7 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
         walked = Module::new_skipping(text, tree, knowledge, &skip);
         &walked
     };
-    let mut findings = run_rules(module, text, settings, gpu);
+    let mut findings = run_rules(module, text, tree, settings, gpu);
     let mut fresh: HashMap<u64, Vec<Finding>> = HashMap::with_capacity(plan.units.len());
     let mut reused = Vec::new();
     for unit in &plan.units {
@@ -226,7 +234,7 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
     }
     findings.extend(reused);
     cache.units = fresh;
-    finish(findings)
+    finish(text, tree, findings)
 }
 
 fn shifted(f: &Finding, by: isize) -> Finding {
@@ -272,18 +280,19 @@ struct Scans {
 impl<'t> Plan<'t> {
     fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
         let found = definition_units(tree);
-        let all = sorted(found.iter().map(|(id, _)| *id).collect());
+        let all = sorted(found.iter().map(|(id, _, _)| *id).collect());
         let outside = Module::new_skipping(text, tree, knowledge, &all);
         let relevant = |target: &str| {
             let top = target.split('.').next().unwrap_or(target);
             top == "time" || GPU_MODULES.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
         };
         let names = outside.outside_names(relevant);
-        let mut global: Vec<String> = outside
-            .imports_at(0)
-            .map(|(_, t)| t.split('.').next().unwrap_or(t).to_string())
-            .filter(|t| relevant(t))
-            .collect();
+        // Every module-level name, not only the libraries': fixes write code
+        // that uses the module's own aliases (`cp`, `cuda`) and must not take
+        // a name the module already uses.
+        let mut global: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
+        global.extend(outside.module_level_names().map(|n| format!("{n}=")));
+        global.extend(fixes::top_level_definitions(text, tree).into_iter().map(|n| format!("def {n}")));
         global.sort();
         global.dedup();
         let mut keys: Vec<&&str> = names.keys().collect();
@@ -307,7 +316,7 @@ impl<'t> Plan<'t> {
         let mut seen: HashMap<u64, (Vec<String>, bool)> = HashMap::with_capacity(found.len());
         let units = found
             .into_iter()
-            .map(|(id, range)| {
+            .map(|(id, range, place)| {
                 let bytes = &text.as_bytes()[range.clone()];
                 let text_hash = {
                     let mut h = FxHasher::default();
@@ -332,6 +341,7 @@ impl<'t> Plan<'t> {
                 };
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
+                place.hash(&mut key);
                 if !mentioned.is_empty() {
                     bindings.hash(&mut key);
                 }
@@ -377,11 +387,13 @@ fn for_each_name<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str)) {
 /// error recovery left of them; found without walking into any function. A
 /// definition with syntax errors parses differently depending on what
 /// surrounds it, so it is not a unit: it is analysed afresh every time.
-fn definition_units(tree: &Tree) -> Vec<(usize, Range<usize>)> {
+/// Each comes with where it sits (in the module, a class, an error node): a
+/// fix depends on that (a kernel can't be written above a method).
+fn definition_units(tree: &Tree) -> Vec<(usize, Range<usize>, u8)> {
     let g = gpulens_syntax::grammar();
     let mut units = Vec::new();
-    let mut stack = vec![tree.root_node()];
-    while let Some(container) = stack.pop() {
+    let mut stack = vec![(tree.root_node(), 0u8)];
+    while let Some((container, place)) = stack.pop() {
         let mut cursor = container.walk();
         for child in container.named_children(&mut cursor) {
             let kind = child.kind_id();
@@ -389,14 +401,14 @@ fn definition_units(tree: &Tree) -> Vec<(usize, Range<usize>)> {
             let Some(definition) = definition else { continue };
             if definition.kind_id() == g.function_definition {
                 if !child.has_error() {
-                    units.push((child.id(), child.byte_range()));
+                    units.push((child.id(), child.byte_range(), place));
                 }
             } else if definition.kind_id() == g.class_definition {
                 if let Some(body) = definition.child_by_field_name("body") {
-                    stack.push(body);
+                    stack.push((body, 1));
                 }
             } else if child.is_error() {
-                stack.push(child);
+                stack.push((child, place.max(2)));
             }
         }
     }

@@ -119,7 +119,7 @@ pub struct Module<'t> {
     knowledge: &'static Knowledge,
 }
 
-const MODULE_SCOPE: usize = usize::MAX;
+pub(crate) const MODULE_SCOPE: usize = usize::MAX;
 
 impl<'t> Module<'t> {
     pub fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge) -> Self {
@@ -146,6 +146,16 @@ impl<'t> Module<'t> {
         };
         module.collect(tree, skip);
         module
+    }
+
+    /// Names assigned at module level.
+    pub(crate) fn module_level_names(&self) -> impl Iterator<Item = &'t str> + '_ {
+        self.bindings.keys().filter(|(s, _)| *s == MODULE_SCOPE).map(|(_, n)| *n)
+    }
+
+    /// Whether the module level assigns `name`.
+    pub(crate) fn assigned_at_module_level(&self, name: &str) -> bool {
+        self.bindings.contains_key(&(MODULE_SCOPE, name))
     }
 
     pub fn knowledge(&self) -> &'static Knowledge {

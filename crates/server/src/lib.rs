@@ -431,6 +431,17 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        // Some clients (eglot) announce "no settings" with null or `{}` right
+        // after start: that changes nothing, and must not wipe what came in
+        // initializationOptions.
+        let empty = match &params.settings {
+            serde_json::Value::Null => true,
+            serde_json::Value::Object(map) => map.is_empty(),
+            _ => false,
+        };
+        if empty {
+            return;
+        }
         match EditorSettings::from_json(&params.settings) {
             Ok(editor) => *self.state.editor.write().unwrap() = editor,
             Err(e) => {

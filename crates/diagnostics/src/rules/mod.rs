@@ -94,7 +94,7 @@ pub(crate) fn finding(node: Node<'_>, code: &'static str, message: String) -> Fi
     Finding { range: node.byte_range(), code, library: rule.library, severity: rule.severity, message, fix: None }
 }
 
-fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -> bool {
+pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -> bool {
     let value = cx.module.keyword(call, &fallback.param);
     let Some(value) = value else { return fallback.absent };
     if fallback.present {

@@ -1,0 +1,98 @@
+//! Fixes that switch a whole library to its GPU backend without rewriting
+//! the calls: cudf.pandas, cuml.accel, the nx-cugraph backend; and the
+//! synchronisation a GPU timing needs.
+
+use gpulens_syntax::Node;
+
+use super::{alias_of, indentation_at, line_start, newline, statement_of, Anchor, Draft};
+use crate::{Applicability, Context, Fix};
+
+/// `import cudf.pandas` + `cudf.pandas.install()` before anything imports pandas.
+pub(super) fn cudf_pandas(cx: &Context<'_, '_>) -> Option<Fix> {
+    let text = cx.module.text;
+    if text.contains("cudf.pandas.install(") || text.contains("load_ext cudf.pandas") {
+        return None;
+    }
+    let mut draft = Draft::new(
+        Applicability::Unsafe,
+        "Run pandas on the GPU: install cudf.pandas before pandas is imported (operations cuDF lacks fall back to \
+         pandas on the CPU; for a script you can instead run `python -m cudf.pandas script.py`, in Jupyter \
+         `%load_ext cudf.pandas`)",
+    );
+    draft.module_line(Anchor::FirstImport, "import cudf.pandas");
+    draft.module_line(Anchor::FirstImport, "cudf.pandas.install()");
+    draft.finish()
+}
+
+/// `import cuml.accel` + `cuml.accel.install()` before scikit-learn is imported.
+pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
+    let text = cx.module.text;
+    if text.contains("cuml.accel.install(") || text.contains("load_ext cuml.accel") {
+        return None;
+    }
+    let mut draft = Draft::new(
+        Applicability::Unsafe,
+        "Run scikit-learn on the GPU: install cuml.accel before sklearn is imported (estimators or parameters cuML \
+         lacks run on the CPU as before; for a script you can instead run `python -m cuml.accel script.py`, in \
+         Jupyter `%load_ext cuml.accel`)",
+    );
+    draft.module_line(Anchor::FirstImport, "import cuml.accel");
+    draft.module_line(Anchor::FirstImport, "cuml.accel.install()");
+    draft.finish()
+}
+
+/// `nx.pagerank(G)` → `nx.pagerank(G, backend="cugraph")`.
+pub(super) fn nx_backend(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
+    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind() == "call")?;
+    let args = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list")?;
+    if cx.module.keyword(call, "backend").is_some() {
+        return None;
+    }
+    let close = args.end_byte() - 1;
+    let text = cx.module.text;
+    if text.as_bytes().get(close) != Some(&b')') {
+        return None;
+    }
+    let inner = text[args.start_byte() + 1..close].trim_end();
+    let insertion = if args.named_child_count() == 0 {
+        "backend=\"cugraph\"".to_string()
+    } else if inner.ends_with(',') {
+        " backend=\"cugraph\"".to_string()
+    } else {
+        ", backend=\"cugraph\"".to_string()
+    };
+    // After the last argument (before a trailing comma's whitespace and the parenthesis).
+    let at = args.start_byte() + 1 + inner.len();
+    let mut draft = Draft::new(
+        Applicability::Unsafe,
+        "Run this algorithm on the GPU with the nx-cugraph backend (`backend=\"cugraph\"`; needs nx-cugraph \
+         installed — or set NX_CUGRAPH_AUTOCONFIG=True to send every supported call there without changing code)",
+    );
+    draft.insert(at, insertion);
+    draft.finish()
+}
+
+/// GPU005: synchronise the device before the clock is read.
+pub(super) fn synchronize_before_timer(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
+    let module = cx.module;
+    let statement = statement_of(node)?;
+    let text = module.text;
+    let start = statement.start_byte();
+    let indent = indentation_at(text, start);
+    if line_start(text, start) + indent.len() != start {
+        return None; // shares its line with other code (`if x: t1 = time.time()`)
+    }
+    let sync = if let Some(cp) = alias_of(module, "cupy", start) {
+        format!("{cp}.cuda.Device().synchronize()")
+    } else if let Some(cuda) = alias_of(module, "numba.cuda", start) {
+        format!("{cuda}.synchronize()")
+    } else {
+        return None;
+    };
+    let mut draft = Draft::new(
+        Applicability::Safe,
+        format!("Wait for the GPU before reading the clock (`{sync}`)"),
+    );
+    draft.insert(line_start(text, start), format!("{indent}{sync}{}", newline(text, start)));
+    draft.finish()
+}
