@@ -43,17 +43,40 @@ fn write_finding(out: &mut impl Write, report: &FileReport, f: &Finding) -> io::
     let (line, col, end_line, _) = span(report, f);
     writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, f.code, f.library, f.message)?;
     let range = report.line_index.line_range(&report.text, line - 1);
-    let source = &report.text[range.clone()];
     let gutter = line.to_string().len();
     // Underline from the start to the end of the span, or of the line if the span goes on.
     let start = f.range.start.clamp(range.start, range.end);
     let end = if end_line == line { f.range.end.clamp(start, range.end) } else { range.end };
-    let pad: String = report.text[range.start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    // A very long line (minified or generated code) is shown around the span only.
+    let shown = window(&report.text, range.clone(), start);
+    let (cut_before, cut_after) = (shown.start > range.start, shown.end < range.end);
+    let source = &report.text[shown.clone()];
+    let end = end.min(shown.end);
+    let pad: String = report.text[shown.start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
     let carets = report.text[start..end].chars().count().max(1);
+    let (before, after) = (if cut_before { "…" } else { "" }, if cut_after { "…" } else { "" });
     writeln!(out, "{:gutter$} |", "")?;
-    writeln!(out, "{line} | {source}")?;
-    writeln!(out, "{:gutter$} | {pad}{}", "", "^".repeat(carets))?;
+    writeln!(out, "{line} | {before}{source}{after}")?;
+    let indent = if cut_before { " " } else { "" }; // under the "…"
+    writeln!(out, "{:gutter$} | {indent}{pad}{}", "", "^".repeat(carets))?;
     writeln!(out)
+}
+
+/// Longest source line shown whole, in characters.
+const LONGEST_SHOWN: usize = 200;
+/// Characters shown before the span when a line is cut.
+const CONTEXT_BEFORE: usize = 40;
+
+/// The bytes of `line` to show for a span starting at `start`: all of it,
+/// or for a line longer than [`LONGEST_SHOWN`] characters a window of that
+/// many starting a little before the span.
+fn window(text: &str, line: std::ops::Range<usize>, start: usize) -> std::ops::Range<usize> {
+    if text[line.clone()].chars().nth(LONGEST_SHOWN).is_none() {
+        return line;
+    }
+    let from = text[line.start..start].char_indices().rev().nth(CONTEXT_BEFORE - 1).map_or(line.start, |(i, _)| line.start + i);
+    let to = text[from..line.end].char_indices().nth(LONGEST_SHOWN).map_or(line.end, |(i, _)| from + i);
+    from..to
 }
 
 fn fix_json(report: &FileReport, f: &Finding) -> Value {
