@@ -117,6 +117,9 @@ pub struct Module<'t> {
     import_nodes: Vec<Node<'t>>,
     pub suppressions: Vec<Suppression>,
     knowledge: &'static Knowledge,
+    root: Node<'t>,
+    /// Names of the module-level `def`s and `class`es, gathered on first use.
+    definitions: std::cell::OnceCell<rustc_hash::FxHashSet<String>>,
 }
 
 pub(crate) const MODULE_SCOPE: usize = usize::MAX;
@@ -131,6 +134,8 @@ impl<'t> Module<'t> {
     /// skipped decorated definition is still listed in `decorated`.
     pub fn new_skipping(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, skip: &[usize]) -> Self {
         let mut module = Module {
+            root: tree.root_node(),
+            definitions: std::cell::OnceCell::new(),
             text,
             imports: HashMap::new(),
             bindings: HashMap::new(),
@@ -151,6 +156,22 @@ impl<'t> Module<'t> {
     /// Names assigned at module level.
     pub(crate) fn module_level_names(&self) -> impl Iterator<Item = &'t str> + '_ {
         self.bindings.keys().filter(|(s, _)| *s == MODULE_SCOPE).map(|(_, n)| *n)
+    }
+
+    /// Whether a module-level `def` or `class` (decorated or not) is named `name`.
+    pub(crate) fn defined_at_module_level(&self, name: &str) -> bool {
+        let definitions = self.definitions.get_or_init(|| {
+            let mut cursor = self.root.walk();
+            let children: Vec<Node<'t>> = self.root.named_children(&mut cursor).collect();
+            children
+                .into_iter()
+                .filter_map(|child| {
+                    let d = if child.kind() == "decorated_definition" { child.child_by_field_name("definition") } else { Some(child) };
+                    d.and_then(|d| d.child_by_field_name("name")).map(|n| self.text[n.byte_range()].to_string())
+                })
+                .collect()
+        });
+        definitions.contains(name)
     }
 
     /// Whether the module level assigns `name`.

@@ -299,14 +299,9 @@ pub(crate) fn name_taken(module: &Module<'_>, name: &str, at: Node<'_>) -> bool 
         }
         root = parent;
     }
-    let defined = {
-        let mut c = root.walk();
-        let found = root.named_children(&mut c).any(|child| {
-            let d = if child.kind() == "decorated_definition" { child.child_by_field_name("definition") } else { Some(child) };
-            d.and_then(|d| d.child_by_field_name("name")).is_some_and(|n| module.text_of(n) == name)
-        });
-        found
-    };
+    // Looked up in a set built once per module: scanning the module's
+    // statements for every fix made big files quadratic.
+    let defined = module.defined_at_module_level(name);
     let region = outermost.map_or(module.text, |f| module.text_of(f));
     defined || has_word(region, name)
 }
