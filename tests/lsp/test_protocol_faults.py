@@ -311,6 +311,15 @@ async def test_requests_after_shutdown_are_invalid_then_exit_works():
             await server.process.wait()
 
 
+async def test_shutdown_and_exit_in_one_write_exit_with_status_0():
+    """A client that sends exit without waiting for shutdown's answer: the
+    shutdown came first, so the status is 0."""
+    server = await start_raw()
+    exit_frame = frame(json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode())
+    await server.write(frame(request_body(90, "shutdown", None)) + exit_frame)
+    assert await exit_status(server) == 0
+
+
 async def test_exit_without_shutdown_exits_with_status_1():
     """The LSP: exit before shutdown means the client gave up; status 1."""
     server = await start_raw()

@@ -46,19 +46,29 @@ fn check_request(value: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
-/// The error answer to a `$/` request, if `body` is one. The protocol says
+/// A message's method and id, read without its params.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    id: Option<serde_json::Value>,
+}
+
+fn head(body: &[u8]) -> Option<Head<'_>> {
+    serde_json::from_slice(body).ok()
+}
+
+#[cfg(test)]
+fn dollar_request_reply(body: &[u8]) -> Option<Vec<u8>> {
+    dollar_reply(&head(body)?)
+}
+
+/// The error answer to a `$/` request, if `head` is one's. The protocol says
 /// such requests must be answered with MethodNotFound; tower-lsp-server
 /// drops them unanswered, which would leave the client waiting for ever.
-pub fn dollar_request_reply(body: &[u8]) -> Option<Vec<u8>> {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-        id: Option<serde_json::Value>,
-    }
-    let head: Head<'_> = serde_json::from_slice(body).ok()?;
-    let method = head.method?;
-    let id = head.id.filter(|id| !id.is_null())?;
+fn dollar_reply(head: &Head<'_>) -> Option<Vec<u8>> {
+    let method = head.method.as_deref()?;
+    let id = head.id.as_ref().filter(|id| !id.is_null())?;
     method.starts_with("$/").then(|| {
         let reply = serde_json::json!({
             "jsonrpc": "2.0",
@@ -139,11 +149,14 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
 /// Copies LSP frames from `input` to `output` until `input` ends. A
 /// malformed frame is dropped, and its error reply (id null, as JSON-RPC
-/// asks when the id can't be known) goes to `replies`.
+/// asks when the id can't be known) goes to `replies`. `shutdown_seen` is
+/// set when a `shutdown` request passes, in stream order: an `exit` right
+/// behind it may cancel its handler before it runs.
 pub async fn filter(
     input: impl AsyncRead + Unpin,
     mut output: impl AsyncWrite + Unpin,
     replies: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    shutdown_seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) {
     let mut reader = FrameReader::new(input);
     while let Some(body) = reader.next().await {
@@ -153,10 +166,14 @@ pub async fn filter(
             let _ = replies.send(frame(reply.to_string().as_bytes()));
             continue;
         }
-        if let Some(reply) = dollar_request_reply(&body) {
+        let head = head(&body);
+        if let Some(reply) = head.as_ref().and_then(dollar_reply) {
             tracing::warn!("answering an unknown $/ request: {:?}", truncate(&String::from_utf8_lossy(&body)));
             let _ = replies.send(reply);
             continue;
+        }
+        if head.as_ref().is_some_and(|h| h.method.as_deref() == Some("shutdown") && h.id.is_some()) {
+            shutdown_seen.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         if output.write_all(&frame(&body)).await.is_err() {
             return;
@@ -239,7 +256,7 @@ mod tests {
         );
         let mut out = Vec::new();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        filter(input.as_bytes(), &mut out, tx).await;
+        filter(input.as_bytes(), &mut out, tx, Default::default()).await;
         assert_eq!(String::from_utf8(out).unwrap(), format!("Content-Length: {}\r\n\r\n{good}", good.len()));
         // One error reply per dropped body: `{x]` (invalid JSON) and the empty one.
         let mut replies = Vec::new();

@@ -576,7 +576,7 @@ pub fn run() -> std::process::ExitCode {
         let (to_server, from_client) = tokio::io::duplex(1 << 20);
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
         let (frames_tx, frames_rx) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(framing::filter(tokio::io::stdin(), to_server, frames_tx.clone()));
+        tokio::spawn(framing::filter(tokio::io::stdin(), to_server, frames_tx.clone(), shut_down.clone()));
         tokio::spawn(framing::frames(from_server, frames_tx));
         let writer = tokio::spawn(framing::write_out(frames_rx, tokio::io::stdout()));
         Server::new(from_client, server_out, socket).serve(service).await;
