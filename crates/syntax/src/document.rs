@@ -56,6 +56,11 @@ pub struct Document {
     /// Number of `\r` not followed by `\n`. Tree-sitter counts rows by `\n`
     /// only, so while this is non-zero its rows differ from the rope's lines.
     lone_crs: usize,
+    /// Number of NUL characters. tree-sitter-python's scanner takes a NUL for
+    /// the end of the input, so an incremental reparse around one can differ
+    /// from a fresh parse (found by the `edits` fuzz target): while the text
+    /// has or had one, it is parsed from scratch.
+    nuls: usize,
 }
 
 impl std::fmt::Debug for Document {
@@ -68,7 +73,7 @@ impl Document {
     pub fn new(text: &str) -> Self {
         let rope = Rope::from_str(text);
         let lone_crs = count_lone_crs(&rope, 0, rope.len_bytes());
-        Document { tree: parse(text), rope, lone_crs }
+        Document { tree: parse(text), rope, lone_crs, nuls: count_nuls(text) }
     }
 
     pub fn rope(&self) -> &Rope {
@@ -116,12 +121,13 @@ impl Document {
     /// Applies `changes` in order — each range refers to the text left by the
     /// previous change — then reparses once, reusing the old tree.
     pub fn apply_changes(&mut self, changes: &[Change], encoding: PositionEncoding) {
-        let mut full_reparse = false;
+        let mut full_reparse = self.nuls > 0;
         for change in changes {
             match change.range {
                 None => {
                     self.rope = Rope::from_str(&change.text);
                     self.lone_crs = count_lone_crs(&self.rope, 0, self.rope.len_bytes());
+                    self.nuls = count_nuls(&change.text);
                     full_reparse = true;
                 }
                 Some(range) => {
@@ -134,7 +140,7 @@ impl Document {
                 }
             }
         }
-        let old = (!full_reparse).then_some(&self.tree);
+        let old = (!full_reparse && self.nuls == 0).then_some(&self.tree);
         let rope = &self.rope;
         let tree = PARSER.with_borrow_mut(|parser| {
             parser.parse_with_options(
@@ -157,6 +163,8 @@ impl Document {
     fn replace_bytes(&mut self, start: usize, end: usize, text: &str) {
         let window_start = start.saturating_sub(1);
         self.lone_crs -= count_lone_crs(&self.rope, window_start, end);
+        self.nuls -= self.rope.byte_slice(start..end).bytes().filter(|&b| b == 0).count();
+        self.nuls += count_nuls(text);
         let start_point = self.ts_point(start);
         let old_end_point = self.ts_point(end);
         let start_char = self.rope.byte_to_char(start);
@@ -215,6 +223,10 @@ fn line_without_terminator(rope: &Rope, line: usize) -> ropey::RopeSlice<'_> {
         len -= 1;
     }
     slice.slice(..len)
+}
+
+fn count_nuls(text: &str) -> usize {
+    text.bytes().filter(|&b| b == 0).count()
 }
 
 /// Lone `\r`s at byte positions `from..to` (the byte after each is looked at too).
