@@ -309,3 +309,49 @@ fn target_gpu_tunes_the_advice() {
     let (t4, _) = json_check(&["matrices.py"], dir.path());
     assert_eq!(t4["gpu"]["name"], "Tesla T4");
 }
+
+#[test]
+fn diff_previews_every_fix_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let numpy = "import numpy as np\na = np.random.rand(10_000_000)\nb = np.fft.fft(a)\nc = np.sort(b.real)\n";
+    write(dir.path(), "spectrum.py", numpy);
+    write(dir.path(), "clean.py", "import numpy as np\nx = np.zeros(10)\nprint(x.sum())\n");
+    let out = gpulens(&["check", "--diff", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert!(diff.contains("--- a/spectrum.py") && diff.contains("+b = cp.fft.fft(a)") && diff.contains("+import cupy as cp"), "{diff}");
+    assert!(!diff.contains("clean.py"), "{diff}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("spectrum.py")).unwrap(), numpy);
+}
+
+#[test]
+fn fix_applies_safe_fixes_and_unsafe_ones_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let timing = "import time\n\nimport cupy as cp\n\n\ndef bench(n):\n    x = cp.random.rand(n)\n    t0 = time.perf_counter()\n    y = cp.fft.fft(x)\n    return y, time.perf_counter() - t0\n";
+    let pandas = "import pandas as pd\ndf = pd.read_parquet(\"big.parquet\")\nprint(df.groupby(\"a\")[\"b\"].mean())\n";
+    write(dir.path(), "timing.py", timing);
+    write(dir.path(), "report.py", pandas);
+    let out = gpulens(&["check", "--fix", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1), "the pandas findings remain: {}", stderr(&out));
+    let fixed = std::fs::read_to_string(dir.path().join("timing.py")).unwrap();
+    assert!(fixed.contains("    cp.cuda.Device().synchronize()\n    return y, time.perf_counter() - t0"), "{fixed}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("report.py")).unwrap(), pandas, "unsafe fix applied without asking");
+    let out = gpulens(&["check", "--fix", "--unsafe-fixes", "report.py"], dir.path());
+    assert!(stderr(&out).contains("applied"), "{}", stderr(&out));
+    let rewritten = std::fs::read_to_string(dir.path().join("report.py")).unwrap();
+    assert!(rewritten.starts_with("import cudf.pandas\ncudf.pandas.install()\nimport pandas as pd\n"), "{rewritten}");
+}
+
+#[test]
+fn fix_keeps_a_latin1_file_in_latin1() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport pandas as pd\ndf = pd.read_csv(\"x.csv\")\n".to_vec();
+    bytes.extend_from_slice(b"print(df.groupby(\"a\").size())\n");
+    write(dir.path(), "latin.py", &bytes);
+    let out = gpulens(&["check", "--fix", "--unsafe-fixes", "latin.py"], dir.path());
+    assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+    let after = std::fs::read(dir.path().join("latin.py")).unwrap();
+    assert!(after.windows(5).any(|w| w == b"caf\xe9\n"), "still latin-1");
+    assert!(std::str::from_utf8(&after).is_err());
+    assert!(after.windows(21).any(|w| w == b"cudf.pandas.install()"));
+}

@@ -242,6 +242,60 @@ struct HardwareFile {
     gpu: Vec<GpuModel>,
 }
 
+/// `measured.toml`: rewrites timed on a real GPU.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeasuredFile {
+    gpu: String,
+    date: String,
+    command: String,
+    run: Vec<MeasuredRun>,
+}
+
+/// One example, run on the CPU and rewritten on the GPU (or only checked).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredRun {
+    pub example: String,
+    pub library: String,
+    pub rule: String,
+    /// "ran", or "syntax" when the library could not run there.
+    pub status: String,
+    pub elements: Option<u64>,
+    pub cpu_s: Option<f64>,
+    pub gpu_end_to_end_s: Option<f64>,
+    pub copies_s: Option<f64>,
+    pub gpu_alone_s: Option<f64>,
+    pub speedup_end_to_end: Option<f64>,
+    pub speedup_gpu_alone: Option<f64>,
+    #[serde(default)]
+    pub agree: bool,
+    pub note: Option<String>,
+}
+
+/// The measured table: which GPU, when, how, and the runs.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    pub gpu: String,
+    pub date: String,
+    pub command: String,
+    pub runs: Vec<MeasuredRun>,
+}
+
+impl Measured {
+    /// The range of end-to-end speedups measured for a library's rewrites
+    /// whose results agreed with the CPU's.
+    pub fn speedup_range(&self, library: &str) -> Option<(f64, f64)> {
+        let mut found = self
+            .runs
+            .iter()
+            .filter(|r| r.library == library && r.status == "ran" && r.agree)
+            .filter_map(|r| r.speedup_end_to_end);
+        let first = found.next()?;
+        Some(found.fold((first, first), |(lo, hi), s| (lo.min(s), hi.max(s))))
+    }
+}
+
 /// The whole knowledge base, parsed once.
 #[derive(Debug)]
 pub struct Knowledge {
@@ -251,6 +305,8 @@ pub struct Knowledge {
     pub cpu_modules: Vec<String>,
     /// The hardware table: common NVIDIA GPUs.
     pub gpus: Vec<GpuModel>,
+    /// Rewrites measured on a real GPU (`measured.toml`).
+    pub measured: Measured,
     by_cpu: HashMap<String, usize>,
     pages: HashMap<String, &'static str>,
 }
@@ -287,11 +343,15 @@ impl Knowledge {
         let mut cpu_modules = Vec::new();
         let mut pages = HashMap::new();
         let mut gpus = Vec::new();
+        let mut measured = Measured::default();
         for (name, text) in files {
             let err = |e: toml::de::Error| KnowledgeError(format!("knowledge/{name}: {e}"));
             if name == "libraries.toml" {
                 let file: LibrariesFile = toml::from_str(text).map_err(err)?;
                 libraries.extend(file.library);
+            } else if name == "measured.toml" {
+                let file: MeasuredFile = toml::from_str(text).map_err(err)?;
+                measured = Measured { gpu: file.gpu, date: file.date, command: file.command, runs: file.run };
             } else if name == "hardware.toml" {
                 let file: HardwareFile = toml::from_str(text).map_err(err)?;
                 gpus.extend(file.gpu);
@@ -319,7 +379,12 @@ impl Knowledge {
                 return Err(KnowledgeError(format!("{}: unknown library {:?}", api.cpu, api.library)));
             }
         }
-        Ok(Knowledge { libraries, apis, cpu_modules, gpus, by_cpu, pages })
+        for run in &measured.runs {
+            if !libraries.iter().any(|l: &Library| l.id == run.library) {
+                return Err(KnowledgeError(format!("measured.toml: {}: unknown library {:?}", run.example, run.library)));
+            }
+        }
+        Ok(Knowledge { libraries, apis, cpu_modules, gpus, measured, by_cpu, pages })
     }
 
     pub fn library(&self, id: &str) -> Option<&Library> {

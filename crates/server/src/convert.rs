@@ -186,6 +186,14 @@ impl Converter {
             let mut md = format!("**{}** · {} — {}\n\n{}\n\n", f.code, lib.name, rule.summary, f.message);
             md.push_str(&format!("**Why.** {}\n\n", rule.why));
             md.push_str(&format!("**GPU.** {}\n\n", gpu_sentence(gpu)));
+            if let Some((lo, hi)) = knowledge.measured.speedup_range(f.library) {
+                md.push_str(&format!(
+                    "**Measured.** gpulens's own rewrite of this kind ran {lo:.0}–{hi:.0}× faster end to end (copies \
+                     included, results checked against the CPU's) on an {} ({}; `examples/rewrites`). Your speedup \
+                     depends on your data size and GPU.\n\n",
+                    knowledge.measured.gpu, knowledge.measured.date
+                ));
+            }
             if let Some(page) = knowledge.reference_page(f.library) {
                 if let Some(intro) = first_paragraph(page) {
                     md.push_str(&format!("**{}.** {intro}\n\n", lib.name));
@@ -250,9 +258,22 @@ impl Converter {
             .filter(|f| !f.code.starts_with("GPU"))
             .filter_map(|f| {
                 let lib = knowledge.library(f.library)?;
+                // The estimate: what the rewrite of this library measured on a real GPU.
+                let estimate = knowledge
+                    .measured
+                    .speedup_range(f.library)
+                    .map(|(lo, hi)| {
+                        let gpu = knowledge.measured.gpu.trim_start_matches("NVIDIA ");
+                        if (hi - lo).abs() < 0.5 {
+                            format!(" ~{lo:.0}× on {gpu}")
+                        } else {
+                            format!(" ~{lo:.0}–{hi:.0}× on {gpu}")
+                        }
+                    })
+                    .unwrap_or_default();
                 Some(InlayHint {
                     position: self.position(doc, f.range.end),
-                    label: InlayHintLabel::String(format!("→ {}", lib.name)),
+                    label: InlayHintLabel::String(format!("→ {}{estimate}", lib.name)),
                     kind: None,
                     text_edits: None,
                     tooltip: Some(InlayHintTooltip::String(f.message.clone())),

@@ -500,6 +500,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 draft.insert(input.end_byte(), ")");
             }
         }
+        let mut mixed: Vec<usize> = Vec::new();
         // Data leaving the GPU code: other calls, stores into host arrays, returns.
         let back = |draft: &mut Draft, node: Node<'_>| {
             draft.insert(node.start_byte(), format!("{cp}.asnumpy("));
@@ -523,6 +524,27 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                     back(&mut draft, arg);
                 }
             }
+        }
+        // GPU and host arrays can't mix in one operation: the host side goes over.
+        for statement in self.assignments.iter().chain(&self.returns).chain(&self.calls) {
+            visit(*statement, &mut |n| {
+                if n.kind() != "binary_operator" {
+                    return;
+                }
+                let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { return };
+                for (a, b) in [(l, r), (r, l)] {
+                    if self.is_device(a, 0)
+                        && !self.is_device(b, 0)
+                        && !is_plain_value(self.cx, b, self.scope)
+                        && matches!(b.kind(), "call" | "identifier" | "attribute" | "subscript" | "binary_operator" | "parenthesized_expression")
+                        && !mixed.contains(&b.id())
+                    {
+                        mixed.push(b.id());
+                        draft.insert(b.start_byte(), format!("{cp}.asarray("));
+                        draft.insert(b.end_byte(), ")");
+                    }
+                }
+            });
         }
         for assignment in &self.assignments {
             let (Some(left), Some(right)) = (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
