@@ -23,6 +23,7 @@ use serde::Serialize;
 
 pub use fixes::{apply_fixes, fix_all, syntax_errors, Fixed};
 pub use registry::{rule, Rule, RULES};
+pub use rules::{estimated_speedup, Estimate};
 pub use semantic::{parse_suppression, Module, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -39,3 +39,48 @@ fn no_gpu_means_no_hardware_advice() {
     assert!(!out.contains("GPU010") && !out.contains("cannot run on") && !out.contains("1/64"), "{out}");
     assert!(out.contains("(CUDA 12) or"), "both install lines when the CUDA version is unknown\n{out}");
 }
+
+fn scale_findings(gpu: &GpuProfile) -> String {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/profiles/scale.py")).unwrap();
+    render(&text, gpu)
+}
+
+#[test]
+fn data_larger_than_the_gpu_points_to_dask() {
+    let t4 = scale_findings(&GpuProfile::target("T4").unwrap());
+    assert!(t4.contains("larger than the Tesla T4's 16.0 GB") && t4.contains("Dask arrays with CuPy chunks"), "{t4}");
+    let h200 = scale_findings(&GpuProfile::target("H200").unwrap());
+    assert!(!h200.contains("larger than"), "32 GB fits in an H200\n{h200}");
+}
+
+#[test]
+fn several_gpus_point_rapids_to_its_multi_gpu_path() {
+    let mut gpu = GpuProfile::target("A100 80GB").unwrap();
+    assert!(!scale_findings(&gpu).contains("GPUs are attached"));
+    gpu.device_count = Some(4);
+    let out = scale_findings(&gpu);
+    assert!(out.contains("4 GPUs are attached: Dask-cuDF"), "{out}");
+}
+
+#[test]
+fn tensor_cores_for_matrix_work() {
+    let h100 = scale_findings(&GpuProfile::target("H100").unwrap());
+    let matmul = h100.lines().find(|l| l.contains("`np.matmul`")).expect("matmul flagged");
+    assert!(matmul.contains("TF32 (`CUPY_TF32=1`") && matmul.contains("BF16 and FP8 need PyTorch"), "{matmul}");
+    let sort = h100.lines().find(|l| l.contains("`np.sort`")).expect("sort flagged");
+    assert!(!sort.contains("tensor cores"), "no tensor-core advice for a sort: {sort}");
+    let t4 = scale_findings(&GpuProfile::target("T4").unwrap());
+    assert!(t4.contains("float16 inputs run on them directly") && !t4.contains("TF32 (`CUPY_TF32"), "{t4}");
+}
+
+#[test]
+fn speedup_estimates_scale_with_the_gpu() {
+    use gpulens_diagnostics::estimated_speedup;
+    let h200 = estimated_speedup("cupy", &GpuProfile::target("H200").unwrap()).expect("CuPy was measured");
+    let t4 = estimated_speedup("cupy", &GpuProfile::target("T4").unwrap()).unwrap();
+    assert!(t4.low < h200.low && t4.high < h200.high, "{t4:?} vs {h200:?}");
+    assert!(t4.basis.contains("scaled by memory bandwidth") && !h200.basis.contains("scaled"), "{t4:?} / {h200:?}");
+    let none = estimated_speedup("cupy", &GpuProfile::none()).unwrap();
+    assert_eq!((none.low, none.high), (h200.low, h200.high), "no GPU known: the measured figures as they are");
+    assert!(estimated_speedup("cuxfilter", &GpuProfile::none()).is_none(), "nothing measured, no estimate");
+}

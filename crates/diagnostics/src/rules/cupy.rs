@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiKind, Support};
 
-use super::{fp64_phrase, install, loop_phrase, size_phrase, Call};
+use super::{estimate_phrase, fp64_phrase, install, loop_phrase, scale_out_phrase, size_phrase, tensor_core_phrase, Call};
 use crate::semantic::Value;
 use crate::Finding;
 
@@ -81,10 +81,19 @@ pub(super) fn check(call: &Call<'_, '_>, chains: &HashMap<usize, u32>, out: &mut
              (`cp.asnumpy`).",
         )
     };
+    let short = call.name.strip_prefix("numpy.").unwrap_or("");
+    let matrix = matches!(short, "matmul" | "dot" | "tensordot" | "einsum" | "inner" | "outer" | "vdot")
+        || short.starts_with("linalg.");
+    let tuned = format!(
+        "{}{}{}",
+        if matrix { tensor_core_phrase(call.cx) } else { String::new() },
+        scale_out_phrase(call.cx, &api.library, value.elements().map(|n| n.saturating_mul(8))),
+        estimate_phrase(call.cx, &api.library),
+    );
     out.push(call.finding(
         code,
         format!(
-            "`{}` ({}) runs on the CPU; {}'s `{gpu}` does the same on the GPU{}.{why}{how}{}{} Install: {}.",
+            "`{}` ({}) runs on the CPU; {}'s `{gpu}` does the same on the GPU{}.{why}{how}{}{}{tuned} Install: {}.",
             call.callee_text(),
             call.name,
             lib.name,

@@ -7,7 +7,7 @@
 
 use gpulens_knowledge::{ApiKind, Status, Support};
 
-use super::{install, loop_phrase, size_phrase, Call};
+use super::{estimate_phrase, install, loop_phrase, size_phrase, Call};
 use crate::semantic::Value;
 use crate::Finding;
 
@@ -74,6 +74,11 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
     out.push(call.finding(
         code,
-        format!("{why}{}{status}{note} Install: {}.", loop_phrase(call.site), install(call.cx, lib)),
+        format!(
+            "{why}{}{status}{note}{} Install: {}.",
+            loop_phrase(call.site),
+            if code == "KVIKIO001" { estimate_phrase(call.cx, "kvikio") } else { String::new() },
+            install(call.cx, lib)
+        ),
     ));
 }

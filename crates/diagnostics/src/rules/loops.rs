@@ -9,7 +9,7 @@
 
 use gpulens_syntax::Node;
 
-use super::{install, library, thousands};
+use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
 use crate::semantic::{LoopSite, Value};
 use crate::{Context, Finding};
 
@@ -165,7 +165,9 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             "NUMBA001",
             format!(
                 "This Python loop runs its body once per index{size}, and the iterations are independent, so a GPU \
-                 kernel can run them in parallel. {kind} Write the body as a {launch}.{hot} Install: {}{status}.",
+                 kernel can run them in parallel. {kind} Write the body as a {launch}.{hot}{}{} Install: {}{status}.",
+                scale_out_phrase(cx, "numba", elements.map(|n| n.saturating_mul(16))),
+                estimate_phrase(cx, "numba"),
                 install(cx, lib)
             ),
         ));

@@ -12,7 +12,8 @@ mod loops;
 
 use std::collections::HashMap;
 
-use gpulens_knowledge::{ApiMapping, Fallback, Library};
+use gpulens_gpu::GpuProfile;
+use gpulens_knowledge::{ApiMapping, Fallback, Knowledge, Library};
 use gpulens_syntax::Node;
 
 use crate::semantic::{CallSite, Value};
@@ -44,6 +45,12 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     }
     loops::check(cx, &mut out);
     gpu::check(cx, &mut out);
+    // Several GPUs attached: the RAPIDS libraries have a distributed path.
+    if cx.gpu.device_count.is_some_and(|n| n > 1) {
+        for f in out.iter_mut().filter(|f| matches!(f.library, "cudf" | "cuml" | "cugraph") && !f.code.starts_with("GPU")) {
+            f.message.push_str(&scale_out_phrase(cx, f.library, None));
+        }
+    }
     out
 }
 
@@ -189,4 +196,114 @@ pub(crate) fn loop_phrase(site: &CallSite<'_>) -> &'static str {
     } else {
         ""
     }
+}
+
+/// An expected speedup for a library's rewrite on the profile's GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub low: f64,
+    pub high: f64,
+    /// The GPU the figure is for ("NVIDIA RTX 4090"), or the measuring GPU when none is known.
+    pub gpu: String,
+    /// Where it comes from, in words.
+    pub basis: String,
+}
+
+/// The speedups gpulens measured for this library's rewrites
+/// (`knowledge/measured.toml`), carried over to the profile's GPU: the copies
+/// as measured (PCIe is similar across current machines), the GPU work
+/// scaled by memory bandwidth (these rewrites are bandwidth-bound). A range
+/// over the library's examples; none when nothing was measured.
+pub fn estimated_speedup(library: &str, gpu: &GpuProfile) -> Option<Estimate> {
+    let knowledge = Knowledge::get();
+    let measured = &knowledge.measured;
+    let reference = knowledge.gpu_model(&measured.gpu)?.memory_bandwidth_gbs;
+    let target = gpu.memory_bandwidth_gbs.filter(|b| *b > 0.0);
+    let ratio = target.map_or(1.0, |t| reference / t);
+    let mut speedups = measured.runs.iter().filter(|r| r.library == library && r.status == "ran" && r.agree).filter_map(|r| {
+        let (cpu, e2e) = (r.cpu_s?, r.gpu_end_to_end_s?);
+        match (r.copies_s, r.gpu_alone_s) {
+            (Some(copies), Some(alone)) if copies + alone > 0.0 => {
+                // Copies as measured, the rest of the end-to-end time scaled.
+                let rest = (e2e - copies).max(alone);
+                Some(cpu / (copies.min(e2e) + rest * ratio))
+            }
+            _ => Some(cpu / (e2e * ratio)),
+        }
+    });
+    let first = speedups.next()?;
+    let (low, high) = speedups.fold((first, first), |(lo, hi), s| (lo.min(s), hi.max(s)));
+    let basis = match target {
+        Some(t) if gpu.name.as_deref() != Some(measured.gpu.as_str()) => format!(
+            "gpulens's rewrites of this kind measured on an {} ({}), the GPU work scaled by memory bandwidth ({reference:.0} → {t:.0} GB/s)",
+            measured.gpu, measured.date
+        ),
+        _ => format!("gpulens's rewrites of this kind measured on an {} ({})", measured.gpu, measured.date),
+    };
+    let gpu_name = if target.is_some() { gpu.display_name() } else { measured.gpu.clone() };
+    Some(Estimate { low, high, gpu: gpu_name, basis })
+}
+
+/// " Expected: about 6–21× end to end on …", or nothing.
+pub(crate) fn estimate_phrase(cx: &Context<'_, '_>, library: &str) -> String {
+    let Some(e) = estimated_speedup(library, cx.gpu) else { return String::new() };
+    let range = if e.high - e.low < 0.5 { format!("{:.0}×", e.low) } else { format!("{:.0}–{:.0}×", e.low, e.high) };
+    format!(
+        " Expected: about {range} end to end on {}, copies included, against one CPU core ({}; your data and machine decide).",
+        e.gpu, e.basis
+    )
+}
+
+/// Data too big for one GPU, or several GPUs attached: the distributed path.
+pub(crate) fn scale_out_phrase(cx: &Context<'_, '_>, library: &str, bytes: Option<u64>) -> String {
+    let too_big = bytes.zip(cx.gpu.memory_bytes).filter(|(b, m)| b > m);
+    let several = cx.gpu.device_count.filter(|n| *n > 1);
+    let path = match library {
+        "cudf" => "Dask-cuDF (`dask_cudf`, one partition per GPU)",
+        "cuml" => "cuML's multi-GPU estimators on a Dask CUDA cluster (`cuml.dask`)",
+        "cugraph" => "cuGraph's multi-GPU algorithms through Dask (`cugraph.dask`)",
+        "raft" => "raft-dask",
+        _ => "Dask arrays with CuPy chunks (`dask.array` over a `dask_cuda.LocalCUDACluster`)",
+    };
+    match (too_big, several) {
+        (Some((b, m)), _) => format!(
+            " At about {:.1} GB this data is larger than {}'s {:.1} GB of memory: a single-GPU rewrite would not fit. \
+             Process it in chunks, or spread it over GPUs with {path}.",
+            b as f64 / 1e9,
+            cx.gpu.display_name(),
+            m as f64 / 1e9
+        ),
+        (None, Some(n)) if matches!(library, "cudf" | "cuml" | "cugraph" | "raft") => {
+            format!(" {n} GPUs are attached: {path} uses all of them.")
+        }
+        _ => String::new(),
+    }
+}
+
+/// Tensor cores for matrix work, where the profile's GPU has them.
+pub(crate) fn tensor_core_phrase(cx: &Context<'_, '_>) -> String {
+    let types = &cx.gpu.tensor_core_types;
+    if types.is_empty() {
+        return String::new();
+    }
+    let mut parts = Vec::new();
+    if types.iter().any(|t| t == "TF32") {
+        parts.push("float32 products can run as TF32 (`CUPY_TF32=1`, about 3 decimal digits less precision)".to_string());
+    }
+    if types.iter().any(|t| t == "FP16") {
+        parts.push("float16 inputs run on them directly".to_string());
+    }
+    let low: Vec<&str> = ["BF16", "FP8", "FP4"].into_iter().filter(|t| types.iter().any(|x| x == t)).collect();
+    if !low.is_empty() {
+        parts.push(format!("{} need PyTorch or Transformer Engine (CuPy has no such dtypes)", low.join(" and ")));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    let name = cx.gpu.display_name();
+    let name = match name.strip_prefix("the ") {
+        Some(rest) => format!("The {rest}"),
+        None => name,
+    };
+    format!(" {name} has tensor cores for matrix work: {}.", parts.join("; "))
 }
