@@ -87,6 +87,23 @@ impl Draft {
 }
 
 const MAX_MODULE_LEVEL_TEXT: usize = 1 << 20;
+const MAX_FIX_DEPTH: usize = 256;
+
+/// Whether `node` lies more than `limit` levels below `root` (walking down,
+/// which is linear in the depth, unlike repeated `parent()` calls).
+fn deeper_than(root: Node<'_>, node: Node<'_>, limit: usize) -> bool {
+    let mut current = root;
+    for _ in 0..limit {
+        if current == node {
+            return false;
+        }
+        match current.child_with_descendant(node) {
+            Some(next) => current = next,
+            None => return false,
+        }
+    }
+    current != node
+}
 
 /// Gives each finding its fix, where its library has a mechanical rewrite.
 pub(crate) fn attach(cx: &Context<'_, '_>, tree: &Tree, findings: &mut [Finding]) {
@@ -98,6 +115,12 @@ pub(crate) fn attach(cx: &Context<'_, '_>, tree: &Tree, findings: &mut [Finding]
     for i in 0..findings.len() {
         let f = &findings[i];
         let Some(node) = root.descendant_for_byte_range(f.range.start, f.range.end) else { continue };
+        // Code nested absurdly deep (generated, or a stress test) gets no fix:
+        // the rewrites look at a node's ancestors, and each step up costs a
+        // walk down from the root in tree-sitter.
+        if deeper_than(root, node, MAX_FIX_DEPTH) {
+            continue;
+        }
         // Module-level code of a huge file (generated data, say) gets no
         // fixes: naming new variables there would mean scanning it all per finding.
         if cx.module.text.len() > MAX_MODULE_LEVEL_TEXT && enclosing_function(node).is_none() {
