@@ -212,7 +212,13 @@ pub fn probe() -> GpuReport {
                 memory_total_bytes: memory.as_ref().map(|m| m.total),
                 memory_free_bytes: memory.as_ref().map(|m| m.free),
                 architecture: d.architecture().ok().map(|a| a.to_string()),
-                multiprocessor_count: d.attributes().ok().map(|a| a.multiprocessor_count),
+                // NVML reports it only where device attributes are supported
+                // (not on an H200 with driver 580); else the hardware table's.
+                multiprocessor_count: d
+                    .attributes()
+                    .ok()
+                    .map(|a| a.multiprocessor_count)
+                    .or_else(|| model.and_then(|m| m.multiprocessors)),
                 max_sm_clock_mhz: d.max_clock_info(nvml_wrapper::enum_wrappers::device::Clock::SM).ok(),
                 max_memory_clock_mhz: mem_clock,
                 memory_bus_width_bits: bus,

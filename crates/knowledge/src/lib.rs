@@ -226,6 +226,9 @@ pub struct GpuModel {
     pub memory_gb: f64,
     /// Peak memory bandwidth in GB/s.
     pub memory_bandwidth_gbs: f64,
+    /// Streaming multiprocessors (SMs), as on the datasheet: what NVML reports
+    /// only on some drivers and devices.
+    pub multiprocessors: Option<u32>,
     /// FP32 throughput divided by FP64 throughput: 2 means FP64 runs at half
     /// speed, 64 means at 1/64.
     pub fp64_divisor: u32,
@@ -461,6 +464,18 @@ fn normalise_gpu_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_gpu_has_its_multiprocessor_count_and_h200_has_132() {
+        let k = Knowledge::load().unwrap();
+        for g in &k.gpus {
+            assert!(g.multiprocessors.is_some_and(|n| (10..=200).contains(&n)), "{}: {:?}", g.name, g.multiprocessors);
+        }
+        assert_eq!(k.gpu_model("NVIDIA H200").and_then(|g| g.multiprocessors), Some(132));
+        // The measured table names a GPU of the hardware table and only known libraries.
+        assert!(k.gpu_model(&k.measured.gpu).is_some());
+        assert!(k.measured.runs.iter().any(|r| r.status == "ran" && r.agree));
+    }
 
     #[test]
     fn embedded_data_loads() {
