@@ -192,8 +192,13 @@ impl Backend {
         for uri in &uris {
             if let Some(mut entry) = self.state.docs.get_mut(uri) {
                 let entry = &mut *entry;
-                entry.findings = self.analyse(&entry.doc, &mut entry.cache);
-                entry.generation = self.next_generation();
+                let findings = self.analyse(&entry.doc, &mut entry.cache);
+                // Same findings, same result id: a pull answers `unchanged`
+                // (the background NVML probe often changes nothing).
+                if findings != entry.findings {
+                    entry.findings = findings;
+                    entry.generation = self.next_generation();
+                }
             }
         }
         uris

@@ -392,6 +392,10 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             || (api.kind == ApiKind::Create && !matches!(short, "array" | "asarray" | "ascontiguousarray"));
         let all_data = ALL_DATA.contains(&short);
         let mut out = Vec::new();
+        // `cp.array(x)`/`cp.asarray(x)` take host data themselves.
+        if api.kind == ApiKind::Create && matches!(short, "array" | "asarray" | "ascontiguousarray") {
+            return out;
+        }
         for (i, arg) in arguments(call).into_iter().enumerate() {
             let data = if i == 0 {
                 !shape_first

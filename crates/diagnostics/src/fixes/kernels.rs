@@ -270,7 +270,12 @@ fn kernel_position(cx: &Context<'_, '_>, outer: Node<'_>) -> Option<(usize, Stri
     match functions.as_slice() {
         [] => Some((top.start_byte(), "loop".to_string())),
         [f] => {
-            let start = f.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(*f).start_byte();
+            // A decorated function (`@numba.njit`, `@jit`…) may be compiled
+            // itself: a kernel launch inside it would not compile.
+            if f.parent().is_some_and(|p| p.kind() == "decorated_definition") {
+                return None;
+            }
+            let start = f.start_byte();
             let name = f.child_by_field_name("name")?;
             Some((start, cx.module.text_of(name).to_string()))
         }
