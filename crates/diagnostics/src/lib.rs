@@ -106,7 +106,7 @@ impl Default for Settings {
     }
 }
 
-fn matches_code(pattern: &str, code: &str) -> bool {
+pub(crate) fn matches_code(pattern: &str, code: &str) -> bool {
     let pattern = pattern.trim();
     pattern.eq_ignore_ascii_case("ALL") || code.starts_with(&pattern.to_ascii_uppercase())
 }
@@ -441,7 +441,7 @@ fn is_suppressed(module: &Module<'_>, text: &str, finding: &Finding) -> bool {
 }
 
 /// The line holding `offset`, extended over backslash continuations.
-fn logical_line(text: &str, offset: usize) -> Range<usize> {
+pub(crate) fn logical_line(text: &str, offset: usize) -> Range<usize> {
     let bytes = text.as_bytes();
     let offset = offset.min(bytes.len());
     let start = bytes[..offset].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);

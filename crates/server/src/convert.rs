@@ -36,12 +36,25 @@ impl Converter {
         doc.offset(gpulens_syntax::Position::new(p.line, p.character), self.encoding)
     }
 
+    /// A fix's edits as LSP text edits. Edits that touch (an insertion where
+    /// a replacement starts, two insertions at one point) are merged into
+    /// one: clients differ in how they order edits at the same position.
     fn text_edits(&self, doc: &Document, f: &Finding) -> Vec<TextEdit> {
-        f.fix
-            .iter()
-            .flat_map(|fix| fix.edits.iter())
-            .map(|e| TextEdit { range: self.range(doc, &e.range), new_text: e.text.clone() })
-            .collect()
+        let mut merged: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for e in f.fix.iter().flat_map(|fix| fix.edits.iter()) {
+            if let Some((range, text)) = merged.last_mut() {
+                if e.range.start == range.end {
+                    text.push_str(&e.text);
+                    range.end = e.range.end;
+                    continue;
+                }
+                if e.range.start < range.end {
+                    continue; // overlapping: never the case for a checked fix
+                }
+            }
+            merged.push((e.range.clone(), e.text.clone()));
+        }
+        merged.into_iter().map(|(range, new_text)| TextEdit { range: self.range(doc, &range), new_text }).collect()
     }
 
     pub fn diagnostic(&self, doc: &Document, f: &Finding) -> Diagnostic {

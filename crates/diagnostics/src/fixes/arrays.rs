@@ -600,6 +600,20 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         for line in ["import cupy as cp", "import cupy"] {
             draft.drop_line_unless_used(line, &format!("{cp}."));
         }
+        // A line the user told gpulens to leave alone (`# gpulens: ignore[CUPY001]`)
+        // is never rewritten: then the region gets no rewrite at all.
+        let left_alone: Vec<std::ops::Range<usize>> = module
+            .suppressions
+            .iter()
+            .filter(|s| {
+                s.codes.is_empty()
+                    || s.codes.iter().any(|c| ["CUPY001", "CUCIM001", "RAFT001"].iter().any(|code| crate::matches_code(c, code)))
+            })
+            .map(|s| crate::logical_line(text, s.offset))
+            .collect();
+        if draft.touches_any(&left_alone) {
+            return None;
+        }
         draft.finish()
     }
 

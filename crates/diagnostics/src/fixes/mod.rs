@@ -72,6 +72,11 @@ impl Draft {
         }
     }
 
+    /// Whether an edit falls on (or inserts into) any of these byte ranges.
+    pub fn touches_any(&self, ranges: &[Range<usize>]) -> bool {
+        self.edits.iter().any(|e| ranges.iter().any(|r| e.range.start <= r.end && r.start <= e.range.end))
+    }
+
     pub fn finish(mut self) -> Option<Fix> {
         if self.edits.is_empty() && self.pending.is_empty() {
             return None;
