@@ -742,7 +742,7 @@ fn is_plain_value(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
 }
 
 /// Positional arguments.
-fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
+pub(crate) fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
     let Some(args) = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list") else {
         return Vec::new();
     };
@@ -808,26 +808,9 @@ fn is_docstring(statement: Node<'_>) -> bool {
         && statement.named_child(0).is_some_and(|s| s.kind() == "string")
 }
 
-/// Calls `f` on every node under `node` (itself included), iteratively.
+/// Calls `f` on every node under `node` (itself included), in source order.
 pub(crate) fn visit<'n>(node: Node<'n>, f: &mut impl FnMut(Node<'n>)) {
-    let mut cursor = node.walk();
-    loop {
-        f(cursor.node());
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.node() == node {
-                return;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-        }
-    }
+    gpulens_syntax::preorder(node).for_each(f);
 }
 
 /// KVIKIO001: `x = np.fromfile(path, dtype=d)` → a GPU buffer filled by KvikIO.

@@ -546,21 +546,13 @@ fn plain_bound(module: &crate::Module<'_>, node: Node<'_>) -> bool {
 }
 
 fn range_level<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Option<Level<'t>> {
-    let module = cx.module;
-    let left = node.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
-    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
-    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("range") {
-        return None;
-    }
-    let args = right.child_by_field_name("arguments")?;
-    let mut c = args.walk();
-    let args: Vec<Node<'t>> = args.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
+    let (var, args) = crate::rules::loops::range_header(cx.module, node)?;
     if node.child_by_field_name("alternative").is_some() {
         return None; // for … else
     }
     match args.as_slice() {
-        [stop] => Some(Level { var: module.text_of(left), start: None, stop: *stop }),
-        [start, stop] => Some(Level { var: module.text_of(left), start: Some(*start), stop: *stop }),
+        [stop] => Some(Level { var, start: None, stop: *stop }),
+        [start, stop] => Some(Level { var, start: Some(*start), stop: *stop }),
         _ => None,
     }
 }

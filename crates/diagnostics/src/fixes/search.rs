@@ -4,7 +4,7 @@
 
 use gpulens_syntax::Node;
 
-use super::arrays::visit;
+use super::arrays::{arguments, visit};
 use super::{alias_of, cupy_alias, indentation_at, line_end, line_start, name_taken, newline, Anchor, Draft};
 use crate::{Applicability, Context, Fix};
 
@@ -55,8 +55,8 @@ pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     }
     let add = method_call(module, index, add_statement, "add")?;
     let search = method_call(module, index, search_statement, "search")?;
-    let add_args = positional(add);
-    let search_args = positional(search);
+    let add_args = arguments(add);
+    let search_args = arguments(search);
     let [data] = add_args.as_slice() else { return None };
     let (queries, k) = match search_args.as_slice() {
         [q, k] => (*q, module.text_of(*k).to_string()),
@@ -127,11 +127,4 @@ pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
         ),
     );
     draft.finish()
-}
-
-fn positional(call: Node<'_>) -> Vec<Node<'_>> {
-    let Some(args) = call.child_by_field_name("arguments") else { return Vec::new() };
-    let mut c = args.walk();
-    let out = args.named_children(&mut c).filter(|n| !matches!(n.kind(), "keyword_argument" | "comment")).collect();
-    out
 }

@@ -280,16 +280,24 @@ fn block(shape: &mut Shape<'_>, why: &str) {
     shape.blocker.get_or_insert_with(|| why.to_string());
 }
 
-/// `for v in range(…)`: the variable and the number of iterations, when known.
-fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
-    let module = cx.module;
+/// `for v in range(…)`: the variable and `range`'s arguments. Shared with
+/// the kernel rewrite, which must read the same loops the rule flags.
+pub(crate) fn range_header<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<(&'t str, Vec<Node<'t>>)> {
     let left = node.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
     let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
     if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("range") {
         return None;
     }
     let args = right.child_by_field_name("arguments")?;
-    let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).collect();
+    let mut cursor = args.walk();
+    let args = args.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+    Some((module.text_of(left), args))
+}
+
+/// `for v in range(…)`: the variable and the number of iterations, when known.
+fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
+    let module = cx.module;
+    let (var, args) = range_header(module, node)?;
     let int = |n: &Node<'_>| match module.value(*n, scope) {
         Value::Int(v) => Some(v),
         _ => None,
@@ -299,7 +307,7 @@ fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<
         [start, stop, ..] => int(start).zip(int(stop)).map(|(a, b)| b.saturating_sub(a)),
         _ => None,
     };
-    Some((module.text_of(left), size))
+    Some((var, size))
 }
 
 /// `a[i, j]` / `a[i][j]` / `self.a[i]` → ("a", ["i", "j"]).

@@ -8,7 +8,7 @@ mod cuml;
 mod cupy;
 mod gpu;
 mod library_calls;
-mod loops;
+pub(crate) mod loops;
 
 use std::collections::HashMap;
 
