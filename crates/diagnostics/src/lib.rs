@@ -18,7 +18,7 @@ use rustc_hash::FxHasher;
 
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
-use gpulens_syntax::Tree;
+use gpulens_syntax::{Node, Tree};
 use serde::Serialize;
 
 pub use fixes::{apply_fixes, fix_all, syntax_errors, Fixed};
@@ -179,12 +179,25 @@ fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
 /// key of each cached entry covers exactly that.
 #[derive(Debug, Default)]
 pub struct Cache {
-    /// Function key → its findings, with ranges relative to its start.
-    units: HashMap<u64, Vec<Finding>>,
+    /// Function key → the fix key it was analysed under and its findings,
+    /// with ranges relative to its start.
+    units: HashMap<u64, (u64, Vec<Finding>)>,
+    /// The entries of the run before the last, so that undoing an edit (or
+    /// typing through a syntax error and out of it) finds them again.
+    previous: HashMap<u64, (u64, Vec<Finding>)>,
     /// Which outside names each function's text mentions, by text hash.
     scans: Scans,
     /// Of the last run: (functions reused or skipped, functions in all).
     pub last_reuse: (usize, usize),
+}
+
+impl Cache {
+    /// What is known about a function under `key`, if it can be reused for
+    /// `fix_key`: findings are only reused with fixes made in the same context.
+    fn reusable(&self, key: u64, fix_key: u64) -> Option<&Vec<Finding>> {
+        let (fixed_under, findings) = self.units.get(&key).or_else(|| self.previous.get(&key))?;
+        (findings.is_empty() || *fixed_under == fix_key).then_some(findings)
+    }
 }
 
 /// [`check`], reusing `cache` for functions whose key has not changed. The
@@ -202,8 +215,10 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
     let global = global.finish();
     for u in &mut plan.units {
         u.key ^= global;
+        u.fix_key ^= global;
     }
-    let skip: Vec<usize> = plan.units.iter().filter(|u| u.quiet || cache.units.contains_key(&u.key)).map(|u| u.id).collect();
+    let skip: Vec<usize> =
+        plan.units.iter().filter(|u| u.quiet || cache.reusable(u.key, u.fix_key).is_some()).map(|u| u.id).collect();
     let skip = sorted(skip);
     cache.last_reuse = (skip.len(), plan.units.len());
     let walked;
@@ -214,27 +229,28 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
         &walked
     };
     let mut findings = run_rules(module, text, tree, settings, gpu);
-    let mut fresh: HashMap<u64, Vec<Finding>> = HashMap::with_capacity(plan.units.len());
+    let mut fresh: HashMap<u64, (u64, Vec<Finding>)> = HashMap::with_capacity(plan.units.len());
     let mut reused = Vec::new();
     for unit in &plan.units {
         let start = unit.range.start;
         if unit.quiet {
             continue;
         }
-        if let Some(known) = cache.units.get(&unit.key).filter(|_| skip.binary_search(&unit.id).is_ok()) {
+        let known = cache.reusable(unit.key, unit.fix_key).filter(|_| skip.binary_search(&unit.id).is_ok());
+        if let Some(known) = known {
             reused.extend(known.iter().map(|f| shifted(f, start as isize)));
-            fresh.insert(unit.key, known.clone());
+            fresh.insert(unit.key, (unit.fix_key, known.clone()));
         } else {
             let inside: Vec<Finding> = findings
                 .iter()
                 .filter(|f| unit.range.contains(&f.range.start) && f.range.end <= unit.range.end)
                 .map(|f| shifted(f, -(start as isize)))
                 .collect();
-            fresh.insert(unit.key, inside);
+            fresh.insert(unit.key, (unit.fix_key, inside));
         }
     }
     findings.extend(reused);
-    cache.units = fresh;
+    cache.previous = std::mem::replace(&mut cache.units, fresh);
     finish(text, tree, findings)
 }
 
@@ -254,8 +270,11 @@ fn shifted(f: &Finding, by: isize) -> Finding {
 struct Unit {
     id: usize,
     range: Range<usize>,
-    /// Its text and what it depends on outside itself.
+    /// Its text and what its findings depend on outside itself.
     key: u64,
+    /// `key`, and what its fixes depend on besides: where it sits (a kernel
+    /// can't be written above a method) and every module-level name.
+    fix_key: u64,
     /// It mentions nothing a rule could start from: it has no findings.
     quiet: bool,
 }
@@ -270,97 +289,160 @@ struct Plan<'t> {
     outside: Module<'t>,
 }
 
+/// What a function's text mentions.
+#[derive(Debug, Clone)]
+struct Scan {
+    /// Outside names it mentions.
+    mentioned: Vec<String>,
+    /// It mentions `range` or `import`.
+    loops_or_imports: bool,
+    /// Its parameters, when it defines no function, lambda or class inside
+    /// (which would see its parameters' names differently): a use of such
+    /// a name never sees a module-level binding of it.
+    own: Vec<String>,
+}
+
 /// Token scans of function texts, valid while the set of outside names is the same.
 #[derive(Debug, Default)]
 struct Scans {
     names: u64,
-    /// Text hash → (outside names mentioned, mentions `range` or `import`).
-    by_text: HashMap<u64, (Vec<String>, bool)>,
+    /// Text hash → what a function of that text mentions.
+    by_text: HashMap<u64, Scan>,
 }
 
 impl<'t> Plan<'t> {
     fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
         let found = definition_units(tree);
-        let all = sorted(found.iter().map(|(id, _, _)| *id).collect());
+        let all = sorted(found.iter().map(|(node, _, _)| node.id()).collect());
         let outside = Module::new_skipping(text, tree, knowledge, &all);
         let relevant = |target: &str| {
             let top = target.split('.').next().unwrap_or(target);
             top == "time" || GPU_MODULES.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
         };
         let names = outside.outside_names(relevant);
-        // Every module-level name, not only the libraries': fixes write code
-        // that uses the module's own aliases (`cp`, `cuda`) and must not take
-        // a name the module already uses.
-        let mut global: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
-        global.extend(outside.module_level_names().map(|n| format!("{n}=")));
-        global.extend(fixes::top_level_definitions(text, tree).into_iter().map(|n| format!("def {n}")));
+        // Findings depend on which of the libraries the rules know the module
+        // imports (the loop rules ask); fixes depend on every module-level
+        // name besides, since they write code that uses the module's own
+        // aliases (`cp`, `cuda`) and must not take a name already in use.
+        let mut global: Vec<String> =
+            outside.imports_at(0).filter(|(_, t)| relevant(t)).map(|(name, t)| format!("{name}={t}")).collect();
         global.sort();
-        global.dedup();
+        let mut for_fixes: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
+        for_fixes.extend(outside.module_level_names().map(|n| format!("{n}=")));
+        for_fixes.extend(fixes::top_level_definitions(text, tree).into_iter().map(|n| format!("def {n}")));
+        for_fixes.sort();
+        for_fixes.dedup();
+        let fix_context = {
+            let mut h = FxHasher::default();
+            for_fixes.hash(&mut h);
+            h.finish()
+        };
         let mut keys: Vec<&&str> = names.keys().collect();
         keys.sort();
         let mut names_hash = FxHasher::default();
         keys.hash(&mut names_hash);
         let names_hash = names_hash.finish();
-        // A module-level value can depend on other module-level names
-        // (`a = np.sort(big)`), so a function that mentions any of them depends
-        // on all of their bindings.
-        let mut bindings = FxHasher::default();
-        for key in &keys {
-            key.hash(&mut bindings);
-            names[**key].1.hash(&mut bindings);
-        }
-        let bindings = bindings.finish();
         if names_hash != scans.names {
             scans.by_text.clear();
             scans.names = names_hash;
         }
-        let mut seen: HashMap<u64, (Vec<String>, bool)> = HashMap::with_capacity(found.len());
+        // What each outside name's bindings mention among the outside names:
+        // a module-level value can be built from others (`a = np.sort(big)`).
+        let mut depends: HashMap<&str, Vec<&str>> = HashMap::with_capacity(names.len());
+        for (name, outside_name) in &names {
+            let mut uses: Vec<&str> = Vec::new();
+            for bound in &outside_name.texts {
+                for_each_name(bound.as_bytes(), |token| {
+                    if token != *name && names.contains_key(token) && !uses.contains(&token) {
+                        uses.push(token);
+                    }
+                });
+            }
+            depends.insert(name, uses);
+        }
+        let mut seen: HashMap<u64, Scan> = HashMap::with_capacity(found.len());
         let units = found
             .into_iter()
-            .map(|(id, range, place)| {
+            .map(|(node, range, place)| {
                 let bytes = &text.as_bytes()[range.clone()];
                 let text_hash = {
                     let mut h = FxHasher::default();
                     h.write(bytes);
                     h.finish()
                 };
-                let (mentioned, loops_or_imports) = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
+                let scan = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
                     Some(scan) => scan.clone(),
                     None => {
                         let mut mentioned: Vec<String> = Vec::new();
                         let mut loops_or_imports = false;
+                        let mut nested = 0;
                         for_each_name(bytes, |token| {
                             if token == "range" || token == "import" {
                                 loops_or_imports = true;
+                            } else if matches!(token, "def" | "lambda" | "class") {
+                                nested += 1;
                             } else if names.contains_key(token) && !mentioned.iter().any(|m| m == token) {
                                 mentioned.push(token.to_string());
                             }
                         });
                         mentioned.sort_unstable();
-                        (mentioned, loops_or_imports)
+                        let own = if nested == 1 { parameters(node, text) } else { Vec::new() };
+                        Scan { mentioned, loops_or_imports, own }
                     }
                 };
+                let mentioned = &scan.mentioned;
+                // The names it mentions and, transitively, those their bindings mention.
+                let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
+                let mut queue: Vec<&str> = mentioned
+                    .iter()
+                    .filter(|m| !(scan.own.contains(m) && !names[m.as_str()].imported))
+                    .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| *k))
+                    .collect();
+                while let Some(name) = queue.pop() {
+                    if reached.contains(&name) {
+                        continue;
+                    }
+                    reached.push(name);
+                    queue.extend(depends.get(name).into_iter().flatten().copied());
+                }
+                reached.sort_unstable();
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
-                place.hash(&mut key);
-                if !mentioned.is_empty() {
-                    bindings.hash(&mut key);
-                }
-                for name in &mentioned {
-                    let (offsets, hash) = &names[name.as_str()];
+                for name in &reached {
+                    let outside_name = &names[*name];
                     name.hash(&mut key);
-                    hash.hash(&mut key);
+                    outside_name.hash.hash(&mut key);
                     // Which module-level binding a use sees depends on where the function is.
-                    offsets.iter().filter(|o| **o < range.start).count().hash(&mut key);
+                    outside_name.bound_at.iter().filter(|o| **o < range.start).count().hash(&mut key);
                 }
-                let quiet = mentioned.is_empty() && !loops_or_imports;
-                seen.insert(text_hash, (mentioned, loops_or_imports));
-                Unit { id, quiet, key: key.finish(), range }
+                let key = key.finish();
+                let fix_key = {
+                    let mut h = FxHasher::default();
+                    (key, place, fix_context).hash(&mut h);
+                    h.finish()
+                };
+                let quiet = mentioned.is_empty() && !scan.loops_or_imports;
+                seen.insert(text_hash, scan);
+                Unit { id: node.id(), quiet, key, fix_key, range }
             })
             .collect();
         scans.by_text = seen;
         Plan { units, global, outside }
     }
+}
+
+/// The names a function definition's parameters bind.
+fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
+    let g = gpulens_syntax::grammar();
+    let function = if definition.kind_id() == g.decorated_definition {
+        definition.child_by_field_name("definition")
+    } else {
+        Some(definition)
+    };
+    let Some(params) = function.and_then(|f| f.child_by_field_name("parameters")) else { return Vec::new() };
+    let mut cursor = params.walk();
+    let names = params.named_children(&mut cursor).filter_map(semantic::parameter_name);
+    names.map(|n| text[n.byte_range()].to_string()).collect()
 }
 
 /// Calls `f` with every identifier-like token of `bytes`.
@@ -390,7 +472,7 @@ fn for_each_name<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str)) {
 /// surrounds it, so it is not a unit: it is analysed afresh every time.
 /// Each comes with where it sits (in the module, a class, an error node): a
 /// fix depends on that (a kernel can't be written above a method).
-fn definition_units(tree: &Tree) -> Vec<(usize, Range<usize>, u8)> {
+fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8)> {
     let g = gpulens_syntax::grammar();
     let mut units = Vec::new();
     let mut stack = vec![(tree.root_node(), 0u8)];
@@ -402,7 +484,7 @@ fn definition_units(tree: &Tree) -> Vec<(usize, Range<usize>, u8)> {
             let Some(definition) = definition else { continue };
             if definition.kind_id() == g.function_definition {
                 if !child.has_error() {
-                    units.push((child.id(), child.byte_range(), place));
+                    units.push((child, child.byte_range(), place));
                 }
             } else if definition.kind_id() == g.class_definition {
                 if let Some(body) = definition.child_by_field_name("body") {

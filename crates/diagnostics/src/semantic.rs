@@ -57,6 +57,8 @@ enum Binding<'t> {
     Annotated(Node<'t>),
     /// `for name in range(…)`
     LoopIndex,
+    /// `def f(name)`, `def f(name=default)`, `*name`, `**name`: whatever the caller passes.
+    Parameter,
 }
 
 /// A call site and its context.
@@ -94,6 +96,23 @@ pub struct Suppression {
     pub offset: usize,
     /// Empty: every code.
     pub codes: Vec<String>,
+}
+
+/// A name that code inside a function can reach outside it (see
+/// [`Module::outside_names`]).
+#[derive(Debug, Default)]
+pub struct OutsideName<'t> {
+    /// Offsets of its module-level bindings.
+    pub bound_at: Vec<usize>,
+    /// A hash of everything it is bound to.
+    pub hash: u64,
+    /// What it is bound to (assigned values, annotations, import targets,
+    /// decorators): a function that uses the name also depends on the
+    /// outside names these mention.
+    pub texts: Vec<&'t str>,
+    /// Not only assignments bind it: an import (in the module or in some
+    /// function) or a GPU kernel's definition.
+    pub imported: bool,
 }
 
 pub struct Module<'t> {
@@ -198,21 +217,24 @@ impl<'t> Module<'t> {
     /// by name). Each name comes with the offsets of its module-level
     /// bindings (which one a use sees depends on where it is) and a hash of
     /// what it is bound to.
-    pub fn outside_names(&self, relevant: impl Fn(&str) -> bool) -> HashMap<&'t str, (Vec<usize>, u64)> {
+    pub fn outside_names<'a>(&'a self, relevant: impl Fn(&str) -> bool) -> HashMap<&'t str, OutsideName<'a>> {
         use std::hash::{Hash, Hasher};
-        let mut out: HashMap<&'t str, (Vec<usize>, u64)> = HashMap::new();
-        let mut add = |name: &'t str, at: Option<usize>, what: &str| {
-            let entry = out.entry(name).or_insert((Vec::new(), 0));
-            entry.0.extend(at);
+        let mut out: HashMap<&'t str, OutsideName<'a>> = HashMap::new();
+        let mut add = |name: &'t str, at: Option<usize>, what: &'a str| {
+            let entry = out.entry(name).or_default();
+            entry.imported |= at.is_none();
+            entry.bound_at.extend(at);
             let mut h = rustc_hash::FxHasher::default();
-            entry.1.hash(&mut h);
+            entry.hash.hash(&mut h);
             what.hash(&mut h);
-            entry.1 = h.finish();
+            entry.hash = h.finish();
+            entry.texts.push(what);
         };
         for (name, list) in &self.imports {
             for (scope, target) in list.iter().filter(|(_, t)| relevant(t)) {
                 let module_level = scope.start == 0 && scope.end == self.text.len();
-                add(name, None, &format!("{module_level}:{target}"));
+                add(name, None, if module_level { "import" } else { "local import" });
+                add(name, None, target);
             }
         }
         for ((scope, name), list) in &self.bindings {
@@ -222,6 +244,7 @@ impl<'t> Module<'t> {
                         Binding::Assigned(rhs) => self.text_of(*rhs),
                         Binding::Annotated(ty) => self.text_of(*ty),
                         Binding::LoopIndex => "loop",
+                        Binding::Parameter => "parameter",
                     };
                     add(name, Some(*at), what);
                 }
@@ -413,14 +436,12 @@ impl<'t> Module<'t> {
     fn collect_parameters(&mut self, params: Node<'t>, scope: usize) {
         let mut cursor = params.walk();
         for param in params.named_children(&mut cursor) {
-            if matches!(param.kind(), "typed_parameter" | "typed_default_parameter") {
-                let name = param
-                    .child_by_field_name("name")
-                    .or_else(|| param.named_child(0).filter(|n| n.kind() == "identifier"));
-                if let (Some(name), Some(ty)) = (name, param.child_by_field_name("type")) {
-                    self.bind(scope, name, Binding::Annotated(ty));
-                }
-            }
+            let annotation = match param.kind() {
+                "typed_parameter" | "typed_default_parameter" => param.child_by_field_name("type"),
+                _ => None,
+            };
+            let Some(name) = parameter_name(param) else { continue };
+            self.bind(scope, name, annotation.map_or(Binding::Parameter, Binding::Annotated));
         }
     }
 
@@ -569,8 +590,15 @@ impl<'t> Module<'t> {
     /// assigned after the function that reads it).
     fn lookup(&self, scope: usize, name: &str, at: usize) -> Option<Binding<'t>> {
         let before = |list: &Vec<(usize, Binding<'t>)>| list.iter().rev().find(|(o, _)| *o < at).map(|(_, b)| *b);
-        if let Some(b) = self.bindings.get(&(scope, name)).and_then(before) {
-            return Some(b);
+        if let Some(local) = self.bindings.get(&(scope, name)) {
+            // A function's parameters are its own: the module's names of the
+            // same spelling are out of its sight.
+            if scope != MODULE_SCOPE && local.iter().any(|(_, b)| matches!(b, Binding::Parameter | Binding::Annotated(_)) ) {
+                return before(local).or(Some(Binding::Parameter));
+            }
+            if let Some(b) = before(local) {
+                return Some(b);
+            }
         }
         let module = self.bindings.get(&(MODULE_SCOPE, name))?;
         before(module).or_else(|| (scope != MODULE_SCOPE).then(|| module.last().map(|(_, b)| *b)).flatten())
@@ -625,7 +653,7 @@ impl<'t> Module<'t> {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
                     Some(Binding::Annotated(ty)) => self.annotation_value(ty),
                     Some(Binding::LoopIndex) => Value::Scalar,
-                    None => Value::Unknown,
+                    Some(Binding::Parameter) | None => Value::Unknown,
                 }
             }
             "binary_operator" => {
@@ -1032,5 +1060,17 @@ mod tests {
         assert_eq!(parse_int("10_000_000"), Some(10_000_000));
         assert_eq!(parse_int("0x10"), Some(16));
         assert_eq!(parse_int("99999999999999999999999"), None);
+    }
+}
+
+/// The name a parameter binds (`x`, `x: int`, `x=1`, `*args`, `**kwargs`);
+/// none for the bare `*` and `/` separators.
+pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
+    match param.kind() {
+        "identifier" => Some(param),
+        "default_parameter" | "typed_default_parameter" => param.child_by_field_name("name").filter(|n| n.kind() == "identifier"),
+        "typed_parameter" => param.named_child(0).and_then(|n| if n.kind() == "identifier" { Some(n) } else { parameter_name(n) }),
+        "list_splat_pattern" | "dictionary_splat_pattern" => param.named_child(0).filter(|n| n.kind() == "identifier"),
+        _ => None,
     }
 }

@@ -98,6 +98,45 @@ fn module_values_reach_cached_functions() {
     );
 }
 
+/// Typing into a method until it no longer parses spills its statements to
+/// the module level, where they look like module-level names: the other
+/// functions must not be analysed again for names that are their own
+/// parameters, and deleting the character must find what was analysed
+/// before. (Functions with findings may be: their fixes depend on where
+/// they sit, which error recovery changes.)
+#[test]
+fn a_syntax_error_and_its_undo_reanalyse_little() {
+    let mut text = String::from("import numpy as np\n\nclass Frame:\n");
+    for i in 0..40 {
+        // Like most functions of a big module, most have nothing to report.
+        let work = if i % 10 == 0 { "np.fft.fft(values[order])" } else { "np.asarray(values[order])" };
+        text.push_str(&format!("    def method_{i}(self, values, order):\n        return {work}\n\n"));
+    }
+    text.push_str(concat!(
+        "    def last(self, other, axis):\n",
+        "        values = other.values\n",
+        "        if axis == 0:\n",
+        "            values = values.reshape(-1, 1)\n",
+        "        else:\n",
+        "            values = values.reshape(1, -1)\n",
+        "        values = np.broadcast_to(values, self.shape)\n",
+        "        return self.build(values, index=self.index)\n",
+    ));
+    let (settings, gpu) = (Settings::default(), GpuProfile::none());
+    let mut doc = Document::new(&text);
+    let mut cache = Cache::default();
+    check_incremental(&doc.to_string(), doc.tree(), &settings, &gpu, &mut cache);
+    let line = text.lines().position(|l| l.trim() == "if axis == 0:").unwrap() as u32;
+    let end = Position::new(line, 21);
+    for change in [Change::replace(Range::new(end, end), "x"), Change::replace(Range::new(end, Position::new(line, 22)), "")] {
+        doc.apply_changes(&[change], PositionEncoding::Utf8);
+        let now = doc.to_string();
+        assert_eq!(check_incremental(&now, doc.tree(), &settings, &gpu, &mut cache), check(&now, doc.tree(), &settings, &gpu));
+        let (reused, all) = cache.last_reuse;
+        assert!(reused + 6 >= all, "only {reused} of {all} functions reused after editing {:?}", now.lines().nth(line as usize));
+    }
+}
+
 /// Pieces for notifications as editors send them: line ends of every kind,
 /// characters that take two UTF-16 units or several UTF-8 bytes.
 const EDITOR_PIECES: &[&str] = &[
