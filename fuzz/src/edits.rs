@@ -4,7 +4,8 @@
 //! notification, hold the same text as the same changes applied to a plain
 //! string by an independent implementation of the LSP's position rules, a
 //! tree equal to a fresh parse of that text, and findings equal to a fresh
-//! analysis (with and without `check`'s shortcuts). Nothing may panic.
+//! analysis (with and without `check`'s shortcuts, and `check_text`'s
+//! partial parse). Nothing may panic.
 //!
 //! # Input format
 //!
@@ -29,7 +30,7 @@
 //!
 //! The seeds in `fuzz/seeds/edits/` are written in this format.
 
-use gpulens_diagnostics::{check, check_incremental, check_reference, Cache, Finding, Settings};
+use gpulens_diagnostics::{check, check_incremental, check_reference, check_text, Cache, Finding, Settings};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{parse, Change, Document, Position, PositionEncoding, Range, Tree};
 
@@ -165,6 +166,8 @@ fn verify(doc: &Document, model: &str, cache: &mut Cache, s: &Scenario, step: us
     assert_eq!(incremental, full, "incremental findings after notification {step}\ntext: {text:?}");
     let reference = check_reference(&text, &fresh, &s.settings, &s.gpu);
     assert_eq!(full, reference, "check's shortcuts changed the findings after notification {step}\ntext: {text:?}");
+    let parsed_in_part = check_text(&text, &s.settings, &s.gpu);
+    assert_eq!(parsed_in_part, full, "parsing only what matters changed the findings after notification {step}\ntext: {text:?}");
     for finding in &incremental {
         round_trip(doc, finding, &text);
     }

@@ -140,6 +140,87 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     finish(text, tree, run_rules(&module, text, tree, settings, gpu))
 }
 
+/// [`check`] for text that has no tree yet, as `gpulens check` reads files:
+/// parses only what can matter. A byte-level outline finds the test
+/// functions (whose advice is never shown, unless the file uses a GPU
+/// library) and the insides of long docstrings; the parser skips those, and
+/// the tree it gives is used only when it is what the outline predicted (no
+/// syntax errors, every kept definition where the outline saw it). The
+/// findings are the same as `check` over the whole tree: a test holds it to
+/// that over every fixture and the benchmark corpus.
+pub fn check_text(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+    if !might_have_findings(text, Knowledge::get()) {
+        return Vec::new();
+    }
+    if let Some(tree) = parse_what_matters(text) {
+        let findings = check(text, &tree, settings, gpu);
+        // A rewrite of module-level code looks at every function that uses
+        // its variables, skipped ones too.
+        let units = definition_units(&tree);
+        let module_level = |f: &Finding| !units.iter().any(|(_, range, _)| range.contains(&f.range.start));
+        if !findings.iter().any(|f| f.fix.is_some() && module_level(f)) {
+            return findings;
+        }
+    }
+    check(text, &gpulens_syntax::parse(text), settings, gpu)
+}
+
+/// Whether [`check_text`] would parse `text` only in part (for tests).
+#[doc(hidden)]
+pub fn parses_in_part(text: &str) -> bool {
+    parse_what_matters(text).is_some()
+}
+
+/// The tree of `text` without the parts that cannot produce a finding, or
+/// `None` when the outline can't be trusted (or saves nothing).
+fn parse_what_matters(text: &str) -> Option<Tree> {
+    let outline = gpulens_syntax::outline::outline(text)?;
+    // The GPU rules apply in tests too.
+    let tests_matter = GPU_MODULES.iter().any(|m| text.contains(m));
+    let mut skipped: Vec<bool> = outline
+        .definitions
+        .iter()
+        .map(|d| !tests_matter && d.name.starts_with("test") && !d.fixture)
+        .collect();
+    // A class body can't be empty: keep one definition of a class whose
+    // every statement would be skipped.
+    for &(class, statements) in &outline.class_statements {
+        let inside: Vec<usize> =
+            (0..outline.definitions.len()).filter(|&i| outline.definitions[i].classes.last() == Some(&class)).collect();
+        let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
+        if statements > 0 && skipped_inside >= statements {
+            skipped[inside[0]] = false;
+        }
+    }
+    let mut skip: Vec<Range<usize>> =
+        outline.definitions.iter().zip(&skipped).filter(|(_, s)| **s).map(|(d, _)| d.range.clone()).collect();
+    skip.extend(outline.long_strings.iter().cloned());
+    if skip.is_empty() {
+        return None;
+    }
+    skip.sort_by_key(|r| r.start);
+    let tree = gpulens_syntax::outline::parse_excluding(text, &skip);
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    // Every kept definition is a unit where the outline put it, and every
+    // skipped docstring was a string.
+    let kept: Vec<usize> = outline.definitions.iter().zip(&skipped).filter(|(_, s)| !**s).map(|(d, _)| d.header_start).collect();
+    let found: Vec<usize> = definition_units(&tree).iter().map(|(_, range, _)| range.start).collect();
+    if kept != found {
+        return None;
+    }
+    let strings_hold = outline.long_strings.iter().all(|r| {
+        let covered = skip.iter().any(|s| s.start < r.start && r.end <= s.end);
+        covered
+            || root
+                .descendant_for_byte_range(r.start - 1, r.start)
+                .is_some_and(|n| n.kind() == "string_start" && n.end_byte() == r.start)
+    });
+    strings_hold.then_some(tree)
+}
+
 /// [`check`] without any of its shortcuts (the byte pre-scan, skipping
 /// functions that name nothing a rule looks at): the reference the tests
 /// hold the shortcuts to.
@@ -538,3 +619,4 @@ pub(crate) fn logical_line(text: &str, offset: usize) -> Range<usize> {
         return start..end;
     }
 }
+

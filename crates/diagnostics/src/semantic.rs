@@ -385,7 +385,13 @@ impl<'t> Module<'t> {
                 let fixture = node
                     .named_children(&mut node.walk())
                     .any(|d| d.kind() == "decorator" && self.text[d.byte_range()].contains("fixture"));
-                if fixture {
+                // A test's decorators (`@pytest.mark.parametrize(...)`) hold its data.
+                let test = node
+                    .child_by_field_name("definition")
+                    .filter(|d| d.kind_id() == g.function_definition)
+                    .and_then(|d| d.child_by_field_name("name"))
+                    .is_some_and(|n| self.text[n.byte_range()].starts_with("test"));
+                if fixture || test {
                     self.tests.push(node.byte_range());
                 }
             } else if kind == g.binary_operator {

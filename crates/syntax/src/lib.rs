@@ -10,6 +10,7 @@
 mod decode;
 mod document;
 mod grammar;
+pub mod outline;
 mod position;
 pub mod queries;
 

@@ -1,0 +1,498 @@
+//! A byte-level outline of Python source, for deciding what to parse.
+//!
+//! Tree-sitter is the slowest step of checking a large tree of files, and
+//! much of a file can be known not to matter before parsing: the bodies of
+//! test functions, the insides of long docstrings. [`outline`] finds those
+//! with one pass of a small tokenizer (strings, comments, brackets, line
+//! continuations, indentation) and [`parse_excluding`] parses the rest, with
+//! every node at its true position in the whole text.
+//!
+//! The outline is a prediction of what the parser will find. Whoever skips
+//! text on its word must check the tree it gets (no syntax errors, the kept
+//! definitions where the outline put them) and parse everything when not.
+
+use std::ops::Range;
+
+use tree_sitter::{Point, Tree};
+
+/// A function definition directly in the module or in a class body (at any
+/// depth of classes), from its first decorator to the start of the next
+/// statement that is not inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefinitionOutline {
+    /// From the first decorator (or `def`/`async def`) to where the next
+    /// statement at its level or outside it begins (trailing blank and
+    /// comment lines included).
+    pub range: Range<usize>,
+    /// Where the definition's first token (its first decorator's `@`, or
+    /// `def`/`async`) starts.
+    pub header_start: usize,
+    pub name: String,
+    /// Some decorator line mentions `fixture`.
+    pub fixture: bool,
+    /// The class bodies it sits in, innermost last (by the class line's start).
+    pub classes: Vec<usize>,
+}
+
+/// What [`outline`] finds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outline {
+    pub definitions: Vec<DefinitionOutline>,
+    /// For each class (by where its line starts): how many statements its body holds.
+    pub class_statements: Vec<(usize, usize)>,
+    /// Insides of triple-quoted string literals (not f- or t-strings) of at
+    /// least [`LONG_STRING`] bytes: between the opening and closing quotes.
+    pub long_strings: Vec<Range<usize>>,
+}
+
+/// How long a triple-quoted string must be for its inside to be listed.
+pub const LONG_STRING: usize = 200;
+
+/// The outline of `text`, or `None` when its lexical structure is anything
+/// but plain (tabs or form feeds in indentation, an unterminated string, an
+/// unbalanced bracket, a NUL byte): then nothing should be skipped.
+pub fn outline(text: &str) -> Option<Outline> {
+    let lines = logical_lines(text)?;
+    let mut out = Outline { long_strings: lines.1, ..Outline::default() };
+    // Open blocks: (indent of the header line, what it is).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Block {
+        Class(usize),
+        Definition(usize),
+        Other,
+    }
+    let mut blocks: Vec<(usize, Block)> = Vec::new();
+    let mut decorators: Option<(usize, usize, bool)> = None; // (start, indent, fixture)
+    for line in &lines.0 {
+        while blocks.last().is_some_and(|(indent, _)| line.indent <= *indent) {
+            let (_, block) = blocks.pop().expect("checked");
+            if let Block::Definition(i) = block {
+                out.definitions[i].range.end = line.start;
+            }
+        }
+        // Only the module and class bodies hold definitions the caller can skip.
+        let container = blocks.iter().all(|(_, b)| matches!(b, Block::Class(_)));
+        if let Some(&(_, Block::Class(class))) = blocks.last() {
+            if let Some(count) = out.class_statements.iter_mut().find(|(c, _)| *c == class) {
+                // A decorator and what it decorates are one statement.
+                if decorators.is_none() {
+                    count.1 += 1;
+                }
+            }
+        }
+        match line.first {
+            First::Decorator => {
+                if decorators.is_none() {
+                    decorators = Some((line.start, line.indent, false));
+                }
+                if let Some(d) = decorators.as_mut() {
+                    d.2 |= text[line.start..line.end].contains("fixture");
+                }
+                continue;
+            }
+            First::Def if container && line.compound => {
+                let (start, fixture) = match decorators.take() {
+                    Some((start, indent, fixture)) if indent == line.indent => (start, fixture),
+                    Some(_) => return None,
+                    None => (line.start, false),
+                };
+                let header_start = start + line.indent;
+                let classes = blocks
+                    .iter()
+                    .filter_map(|(_, b)| if let Block::Class(c) = b { Some(*c) } else { None })
+                    .collect();
+                out.definitions.push(DefinitionOutline {
+                    range: start..text.len(),
+                    header_start,
+                    name: line.name.clone(),
+                    fixture,
+                    classes,
+                });
+                if line.opens_block {
+                    blocks.push((line.indent, Block::Definition(out.definitions.len() - 1)));
+                } else {
+                    out.definitions.last_mut().expect("pushed").range.end = line.end;
+                }
+            }
+            First::Class if container && line.opens_block => {
+                out.class_statements.push((line.start, 0));
+                blocks.push((line.indent, Block::Class(line.start)));
+            }
+            _ => {
+                if line.opens_block {
+                    blocks.push((line.indent, Block::Other));
+                }
+            }
+        }
+        decorators = None;
+    }
+    while let Some((_, block)) = blocks.pop() {
+        if let Block::Definition(i) = block {
+            out.definitions[i].range.end = text.len();
+        }
+    }
+    Some(out)
+}
+
+/// Parses `text` without the byte ranges in `skip` (sorted, disjoint, each
+/// on character boundaries): the parser reads the text as if they were not
+/// there, and every node keeps its position in the whole of `text`.
+pub fn parse_excluding(text: &str, skip: &[Range<usize>]) -> Tree {
+    if skip.is_empty() {
+        return crate::parse(text);
+    }
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1)).collect();
+    let point = |offset: usize| {
+        let row = line_starts.partition_point(|&s| s <= offset) - 1;
+        Point { row, column: offset - line_starts[row] }
+    };
+    let mut ranges = Vec::with_capacity(skip.len() + 1);
+    let mut at = 0;
+    for s in skip {
+        if s.start > at {
+            ranges.push(tree_sitter::Range {
+                start_byte: at,
+                end_byte: s.start,
+                start_point: point(at),
+                end_point: point(s.start),
+            });
+        }
+        at = at.max(s.end);
+    }
+    if at < text.len() || ranges.is_empty() {
+        ranges.push(tree_sitter::Range {
+            start_byte: at,
+            end_byte: text.len(),
+            start_point: point(at),
+            end_point: point(text.len()),
+        });
+    }
+    crate::document::parse_ranges(text, &ranges)
+}
+
+/// How a logical line begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum First {
+    Decorator,
+    Def,
+    Class,
+    Other,
+}
+
+#[derive(Debug)]
+struct LogicalLine {
+    /// Start of its first physical line (indentation included).
+    start: usize,
+    /// Past its last byte, line break included.
+    end: usize,
+    indent: usize,
+    first: First,
+    /// The name after `def`/`class`.
+    name: String,
+    /// Ends with a `:` that opens an indented block (nothing after it on the line).
+    opens_block: bool,
+    /// A `def` header (followed by a name and `(`).
+    compound: bool,
+}
+
+/// Splits `text` into logical lines (skipping blank and comment-only lines)
+/// and lists the insides of long plain triple-quoted strings.
+fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
+    let b = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        // A new logical line: measure indentation.
+        let start = i;
+        let mut indent = 0;
+        while i < b.len() && b[i] == b' ' {
+            indent += 1;
+            i += 1;
+        }
+        if i < b.len() && matches!(b[i], b'\t' | b'\x0c') {
+            return None;
+        }
+        if i >= b.len() {
+            break;
+        }
+        match b[i] {
+            b'\n' => {
+                i += 1;
+                continue;
+            }
+            b'\r' if b.get(i + 1) == Some(&b'\n') => {
+                i += 2;
+                continue;
+            }
+            b'\r' => return None, // old Mac line ends: leave to the parser
+            b'#' => {
+                i = line_end(b, i);
+                continue;
+            }
+            _ => {}
+        }
+        let first_at = i;
+        let mut depth: i32 = 0;
+        let mut colon_at_depth0_last = false;
+        loop {
+            if i >= b.len() {
+                break;
+            }
+            let c = b[i];
+            match c {
+                0 => return None,
+                b'#' => {
+                    i = line_end(b, i);
+                    continue;
+                }
+                b'\\' => {
+                    // A continuation: only before a line break.
+                    if b.get(i + 1) == Some(&b'\n') {
+                        i += 2;
+                        continue;
+                    }
+                    if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') {
+                        i += 3;
+                        continue;
+                    }
+                    i += 1;
+                    continue;
+                }
+                b'\n' => {
+                    i += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        return None;
+                    }
+                }
+                b'\'' | b'"' => {
+                    let prefix = string_prefix(b, i);
+                    i = scan_string(b, i, prefix, &mut long)?;
+                    colon_at_depth0_last = false;
+                    continue;
+                }
+                _ => {}
+            }
+            if !c.is_ascii_whitespace() {
+                colon_at_depth0_last = c == b':' && depth == 0;
+            }
+            i += 1;
+        }
+        if depth != 0 {
+            return None;
+        }
+        let (first, name, compound) = classify(&b[first_at..i]);
+        lines.push(LogicalLine {
+            start,
+            end: i,
+            indent,
+            first,
+            name,
+            opens_block: colon_at_depth0_last,
+            compound,
+        });
+    }
+    Some((lines, long))
+}
+
+fn line_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
+/// The string prefix letters just before the quote at `quote` (`rb`, `f`, …).
+fn string_prefix(b: &[u8], quote: usize) -> &[u8] {
+    let mut s = quote;
+    while s > 0 && b[s - 1].is_ascii_alphabetic() && quote - s < 3 {
+        s -= 1;
+    }
+    // Part of a longer identifier (`x"..."` is not a prefix): no prefix.
+    if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_' || b[s - 1] >= 0x80) {
+        return &[];
+    }
+    let p = &b[s..quote];
+    if p.iter().all(|c| matches!(c.to_ascii_lowercase(), b'r' | b'b' | b'u' | b'f' | b't')) {
+        p
+    } else {
+        &[]
+    }
+}
+
+/// Scans the string literal starting at the quote `b[i]`; returns the index
+/// past its closing quote. Long plain triple-quoted insides go to `long`.
+fn scan_string(b: &[u8], i: usize, prefix: &[u8], long: &mut Vec<Range<usize>>) -> Option<usize> {
+    let q = b[i];
+    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+    let formatted = prefix.iter().any(|c| matches!(c.to_ascii_lowercase(), b'f' | b't'));
+    let open = if triple { i + 3 } else { i + 1 };
+    let mut j = open;
+    loop {
+        let c = *b.get(j)?;
+        match c {
+            b'\\' => {
+                j += 2;
+                continue;
+            }
+            b'\n' if !triple => return None,
+            b'{' if formatted => {
+                if b.get(j + 1) == Some(&b'{') {
+                    j += 2;
+                    continue;
+                }
+                j = scan_replacement(b, j + 1, long)?;
+                continue;
+            }
+            _ if c == q => {
+                if !triple {
+                    return Some(j + 1);
+                }
+                if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
+                    if triple && !formatted && j - open >= LONG_STRING {
+                        long.push(open..j);
+                    }
+                    return Some(j + 3);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+}
+
+/// Scans an f-string replacement field from just after its `{`; returns the
+/// index past its closing `}`. It may hold strings (any quotes, since Python
+/// 3.12) and brackets.
+fn scan_replacement(b: &[u8], mut j: usize, long: &mut Vec<Range<usize>>) -> Option<usize> {
+    let mut depth = 0i32;
+    loop {
+        let c = *b.get(j)?;
+        match c {
+            b'\'' | b'"' => {
+                let prefix = string_prefix(b, j);
+                j = scan_string(b, j, prefix, long)?;
+                continue;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'}' => {
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+                depth -= 1;
+            }
+            b'\\' | 0 => return None,
+            _ => {}
+        }
+        j += 1;
+    }
+}
+
+/// What a logical line (from its first non-blank byte) begins with.
+fn classify(line: &[u8]) -> (First, String, bool) {
+    if line.first() == Some(&b'@') {
+        return (First::Decorator, String::new(), false);
+    }
+    let word = |s: &[u8]| -> (usize, usize) {
+        let end = s.iter().position(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80)).unwrap_or(s.len());
+        (0, end)
+    };
+    let (_, end) = word(line);
+    let mut rest = &line[end..];
+    let mut keyword = &line[..end];
+    if keyword == b"async" {
+        let skipped = rest.iter().take_while(|c| **c == b' ').count();
+        if skipped == 0 {
+            return (First::Other, String::new(), false);
+        }
+        rest = &rest[skipped..];
+        let (_, e) = word(rest);
+        keyword = &rest[..e];
+        rest = &rest[e..];
+    }
+    let kind = match keyword {
+        b"def" => First::Def,
+        b"class" => First::Class,
+        _ => return (First::Other, String::new(), false),
+    };
+    let skipped = rest.iter().take_while(|c| **c == b' ').count();
+    if skipped == 0 {
+        return (First::Other, String::new(), false);
+    }
+    rest = &rest[skipped..];
+    let (_, e) = word(rest);
+    if e == 0 {
+        return (First::Other, String::new(), false);
+    }
+    let name = String::from_utf8_lossy(&rest[..e]).into_owned();
+    let after = rest[e..].iter().find(|c| **c != b' ');
+    let compound = match kind {
+        First::Def => after == Some(&b'(') || after == Some(&b'['),
+        _ => true,
+    };
+    (kind, name, compound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(o: &Outline) -> Vec<(&str, usize, usize)> {
+        o.definitions.iter().map(|d| (d.name.as_str(), d.range.start, d.range.end)).collect()
+    }
+
+    #[test]
+    fn definitions_in_module_and_classes_only() {
+        let text = "import x\n\n@dec(\n  1)\ndef a(p):\n    '''doc'''\n    def inner():\n        pass\n    return 1\n\n# c\nclass K:\n    x = 1\n    async def m(self): return 2\n    def n(self):\n        if x:\n            pass\n\nif y:\n    def hidden(): pass\n";
+        let o = outline(text).unwrap();
+        let found = names(&o);
+        assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), ["a", "m", "n"]);
+        assert_eq!(&text[found[0].1..found[0].2], "@dec(\n  1)\ndef a(p):\n    '''doc'''\n    def inner():\n        pass\n    return 1\n\n# c\n");
+        assert_eq!(&text[found[1].1..found[1].2], "    async def m(self): return 2\n");
+        assert_eq!(&text[found[2].1..found[2].2], "    def n(self):\n        if x:\n            pass\n\n");
+        assert_eq!(o.class_statements, vec![(text.find("class K").unwrap(), 3)]);
+    }
+
+    #[test]
+    fn strings_and_brackets_do_not_end_lines() {
+        let long = "x".repeat(LONG_STRING);
+        let text = format!(
+            "s = '''\ndef fake():\n'''\nt = (\n1,\n)\nu = f\"{{'}}'}}\" + f'{{x[\"a\"]}}'\ndef real():\n    \"\"\"{long}\"\"\"\n    return r'\\''\n"
+        );
+        let o = outline(&text).unwrap();
+        assert_eq!(names(&o).iter().map(|f| f.0).collect::<Vec<_>>(), ["real"]);
+        assert_eq!(o.long_strings.len(), 1);
+        assert_eq!(&text[o.long_strings[0].clone()], long);
+    }
+
+    #[test]
+    fn plain_structure_only() {
+        assert!(outline("def f():\n\treturn 1\n").is_none());
+        assert!(outline("x = 'open\n").is_none());
+        assert!(outline("x = (1\n").is_none());
+        assert!(outline("x = 1)\n").is_none());
+    }
+
+    #[test]
+    fn parsing_without_ranges_keeps_positions() {
+        let text = "import numpy as np\n\ndef test_a():\n    np.sort(x)\n\ndef b():\n    return np.fft.fft(y)\n";
+        let o = outline(text).unwrap();
+        let skip = vec![o.definitions[0].range.clone()];
+        let tree = parse_excluding(text, &skip);
+        let root = tree.root_node();
+        assert!(!root.has_error(), "{}", root.to_sexp());
+        let kinds: Vec<(&str, usize)> =
+            (0..root.named_child_count()).map(|i| root.named_child(i).unwrap()).map(|n| (n.kind(), n.start_byte())).collect();
+        assert_eq!(kinds, [("import_statement", 0), ("function_definition", text.find("def b").unwrap())]);
+    }
+}
