@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn gpulens(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpulens")).args(args).current_dir(dir).output().expect("gpulens runs")
+    // Some tests run in the fixtures folder: the cache goes to the build folder, not there.
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
+    Command::new(env!("CARGO_BIN_EXE_gpulens")).args(args).current_dir(dir).env("GPULENS_CACHE_DIR", cache).output().expect("gpulens runs")
 }
 
 fn stdout(o: &Output) -> String {

@@ -1,28 +1,31 @@
 //! `gpulens check`: find the files, check them in parallel, report.
 
-use std::io::{IsTerminal, Write};
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use gpulens_diagnostics::Finding;
+use gpulens_diagnostics::Settings;
 use gpulens_gpu::GpuProfile;
-use gpulens_syntax::LineIndex;
 use rayon::prelude::*;
 
+use crate::cache::{self, Cache, CacheFile, Entry, Record};
 use crate::config::{Overrides, Resolver};
-use crate::output;
+use crate::output::{self, Needs, Shown};
 use crate::{CheckArgs, Format};
 
-/// The result of checking one file.
+/// The result of checking one file: what the output shows of it, and no
+/// more (a run over a big tree holds no file's text until the output).
 pub struct FileReport {
     /// As shown to the user: relative to where gpulens was started when possible.
     pub path: String,
-    pub text: String,
-    pub line_index: LineIndex,
-    pub findings: Vec<Finding>,
-    /// With `--fix`/`--diff`: the text before fixing and how many fixes changed it.
-    pub fixed: Option<(String, usize)>,
+    pub findings: Vec<Shown>,
+    /// With `--fix`/`--diff`, when fixes changed the file: how many.
+    pub fixed: Option<usize>,
+    /// With `--diff`, when fixes changed the file: its text before and after.
+    pub diff: Option<(String, String)>,
 }
 
 /// Something that stopped a file (or path) from being checked.
@@ -31,10 +34,26 @@ pub struct Problem {
     pub message: String,
 }
 
+/// A checked file and what the cache should know of it.
+struct Checked {
+    report: FileReport,
+    /// With a cache: the file's key, and how the cache served it.
+    cached: Option<(String, Served)>,
+}
+
+enum Served {
+    /// From its entry.
+    Reused,
+    /// By the rules, with the entry to store (none if it could not be made).
+    Analysed(Option<Entry<'static>>),
+}
+use Served::{Analysed, Reused};
+
 pub fn run(args: CheckArgs) -> ExitCode {
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     let (files, mut problems) = discover(&paths);
-    let resolver = Resolver::new(Overrides { select: args.select.clone(), ignore: args.ignore.clone() });
+    let overrides = Overrides { select: args.select.clone(), ignore: args.ignore.clone() };
+    let resolver = Resolver::new(overrides.clone());
     // A target named on the command line or in the pyproject.toml of the first
     // path wins; else the attached GPU (NVML); else none.
     let target = args.target_gpu.clone().or_else(|| resolver.target_gpu(paths.first().map(PathBuf::as_path)));
@@ -48,33 +67,75 @@ pub fn run(args: CheckArgs) -> ExitCode {
         },
         None => gpulens_gpu::probe().with_target(None).map(|r| r.profile).unwrap_or_default(),
     };
+    // Fixing reads, rewrites and re-checks files: always done afresh.
+    let cache_file = if args.no_cache || args.fix || args.diff { None } else { CacheFile::open(cache_dir(&args), &gpu, &overrides) };
+    let cache = cache_file.as_ref().map(CacheFile::entries);
+    // Only JSON shows the fixes, only text the source lines.
+    let needs = Needs { snippets: args.format == Format::Text, fixes: args.format == Format::Json };
 
     let progress = progress_bar(files.len());
     let problems_found = Mutex::new(Vec::new());
-    let mut reports: Vec<FileReport> = files
+    let mut checked: Vec<Checked> = files
         .par_iter()
-        .filter_map(|path| {
-            let result = check_file(path, &resolver, &gpu, &args);
+        // Each worker reads every file into one buffer, grown to the largest
+        // it has read: no allocation and no fresh pages per file.
+        .map_init(Vec::new, |buffer, path| {
+            let result = check_file(path, buffer, &resolver, &gpu, &args, cache.as_ref(), needs);
             progress.inc(1);
             match result {
-                Ok(report) => Some(report),
+                Ok(checked) => Some(checked),
                 Err(problem) => {
                     problems_found.lock().unwrap().push(problem);
                     None
                 }
             }
         })
+        .flatten()
         .collect();
     progress.finish_and_clear();
     problems.extend(problems_found.into_inner().unwrap());
     for e in resolver.errors.lock().unwrap().iter() {
         problems.push(Problem { path: String::new(), message: format!("invalid configuration: {e}") });
     }
-    reports.sort_by(|a, b| a.path.cmp(&b.path));
+    checked.sort_by(|a, b| a.report.path.cmp(&b.report.path));
     problems.sort_by(|a, b| a.path.cmp(&b.path));
+    let (reports, cached): (Vec<FileReport>, Vec<_>) = checked.into_iter().map(|c| (c.report, c.cached)).unzip();
 
+    let status = report(&args, &reports, &problems, &gpu);
+    // After the output, so the cache never delays it.
+    drop(reports);
+    if let Some(cache) = cache {
+        let mut keys = HashSet::with_capacity(cached.len());
+        let mut fresh = Vec::new();
+        let mut analysed = 0;
+        for (key, used) in cached.into_iter().flatten() {
+            if let Analysed(entry) = used {
+                analysed += 1;
+                fresh.extend(entry.map(|e| (key.clone(), e)));
+            }
+            keys.insert(key);
+        }
+        if std::env::var("GPULENS_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
+            eprintln!("gpulens: debug: cache {}: {} of {} files reused", cache.path().display(), keys.len() - analysed, keys.len());
+        }
+        cache.save(fresh, &keys, &paths);
+    }
+    status
+}
+
+/// Where the cache lives: `--cache-dir`, else `GPULENS_CACHE_DIR`, else
+/// `.gpulens_cache` in the current directory.
+fn cache_dir(args: &CheckArgs) -> PathBuf {
+    args.cache_dir
+        .clone()
+        .or_else(|| std::env::var_os("GPULENS_CACHE_DIR").filter(|d| !d.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(cache::DEFAULT_DIR))
+}
+
+/// Prints the problems, then the diff or the findings; returns the exit status.
+fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &GpuProfile) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
-    for p in &problems {
+    for p in problems {
         let _ = if p.path.is_empty() {
             writeln!(stderr, "gpulens: error: {}", p.message)
         } else {
@@ -83,13 +144,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     let checked = reports.len();
     let findings: usize = reports.iter().map(|r| r.findings.len()).sum();
-    let mut stdout = std::io::stdout().lock();
+    // Many small writes: buffered, not a system call per line.
+    let mut stdout = BufWriter::new(std::io::stdout().lock());
     let changed: Vec<&FileReport> = reports.iter().filter(|r| r.fixed.is_some()).collect();
-    let fixes: usize = changed.iter().map(|r| r.fixed.as_ref().map_or(0, |f| f.1)).sum();
+    let fixes: usize = changed.iter().filter_map(|r| r.fixed).sum();
     if args.diff {
         for r in &changed {
-            let (before, _) = r.fixed.as_ref().expect("filtered on fixed");
-            let diff = similar::TextDiff::from_lines(before.as_str(), r.text.as_str());
+            let Some((before, after)) = &r.diff else { continue };
+            let diff = similar::TextDiff::from_lines(before.as_str(), after.as_str());
             let a = format!("a/{}", r.path);
             let b = format!("b/{}", r.path);
             if write!(stdout, "{}", diff.unified_diff().context_radius(3).header(&a, &b)).is_err() {
@@ -118,9 +180,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let _ = writeln!(stderr, "gpulens: applied {fixes} fix{} in {} {files}", if fixes == 1 { "" } else { "es" }, changed.len());
     }
     let written = match args.format {
-        Format::Text => output::text(&mut stdout, &reports, checked),
-        Format::Json => output::json(&mut stdout, &reports, &gpu),
-        Format::Sarif => output::sarif(&mut stdout, &reports, &problems),
+        Format::Text => output::text(&mut stdout, reports, checked),
+        Format::Json => output::json(&mut stdout, reports, gpu),
+        Format::Sarif => output::sarif(&mut stdout, reports, problems),
     };
     if written.and_then(|_| stdout.flush()).is_err() {
         return ExitCode::from(2);
@@ -134,14 +196,35 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn check_file(path: &Path, resolver: &Resolver, gpu: &GpuProfile, args: &CheckArgs) -> Result<FileReport, Problem> {
+fn check_file(
+    path: &Path,
+    bytes: &mut Vec<u8>,
+    resolver: &Resolver,
+    gpu: &GpuProfile,
+    args: &CheckArgs,
+    cache: Option<&Cache>,
+    needs: Needs,
+) -> Result<Checked, Problem> {
     let shown = display_path(path);
     let problem = |message: String| Problem { path: shown.clone(), message };
-    let bytes = std::fs::read(path).map_err(|e| problem(e.to_string()))?;
-    let mut text = gpulens_syntax::decode(&bytes).map_err(|e| problem(e.to_string()))?.into_owned();
+    bytes.clear();
+    std::fs::File::open(path).and_then(|mut f| f.read_to_end(bytes)).map_err(|e| problem(e.to_string()))?;
+    let bytes = bytes.as_slice();
     let settings = resolver.settings_for(path);
+    let lookup = cache.map(|c| c.lookup(path, bytes, &settings));
+    if let Some(known) = cache.zip(lookup.as_ref()).and_then(|(c, l)| c.get(l, needs.fixes)) {
+        // The same bytes under the same settings, GPU and build: the rules
+        // would find what they found last time. Only a file with findings
+        // needs its text, for the positions and source lines.
+        let text = if known.is_empty() { Some(Cow::Borrowed("")) } else { gpulens_syntax::decode(bytes).ok() };
+        if let Some(text) = text {
+            let report = FileReport { path: shown, findings: output::locate(known, &text, needs), fixed: None, diff: None };
+            return Ok(Checked { report, cached: lookup.map(|l| (l.path, Reused)) });
+        }
+    }
+    let mut text = gpulens_syntax::decode(bytes).map_err(|e| problem(e.to_string()))?.into_owned();
     let candidate = gpulens_diagnostics::might_have_findings(&text, gpulens_knowledge::Knowledge::get());
-    let mut fixed = None;
+    let (mut fixed, mut diff) = (None, None);
     if candidate && (args.fix || args.diff) {
         // `--diff` alone previews every fix; with `--fix` it previews what would be written.
         let unsafe_fixes = args.unsafe_fixes || !args.fix;
@@ -151,19 +234,32 @@ fn check_file(path: &Path, resolver: &Resolver, gpu: &GpuProfile, args: &CheckAr
         }
         if result.applied > 0 && result.text != text {
             if !args.diff {
-                write_fixed(path, &bytes, &result.text).map_err(problem)?;
+                write_fixed(path, bytes, &result.text).map_err(problem)?;
             }
-            fixed = Some((std::mem::replace(&mut text, result.text), result.applied));
+            fixed = Some(result.applied);
+            let before = std::mem::replace(&mut text, result.text);
+            if args.diff {
+                diff = Some((before, text.clone()));
+            }
         }
     }
-    let findings = if candidate {
-        let tree = gpulens_syntax::parse(&text);
-        gpulens_diagnostics::check(&text, &tree, &settings, gpu)
-    } else {
-        Vec::new()
-    };
-    let line_index = LineIndex::new(&text);
-    Ok(FileReport { path: shown, text, line_index, findings, fixed })
+    let (records, fixes) = if candidate { analyse(&text, &settings, gpu) } else { (Vec::new(), true) };
+    // The findings of a fixed text are not those of the bytes read: nothing
+    // is cached when fixing (no cache is opened then either).
+    let cached = lookup.filter(|_| fixed.is_none()).map(|l| {
+        let entry = Cache::entry(&l, &records, fixes);
+        (l.path, Analysed(entry))
+    });
+    let report = FileReport { path: shown, findings: output::locate(records, &text, needs), fixed, diff };
+    Ok(Checked { report, cached })
+}
+
+/// Runs the rules over `text`; returns the findings and whether they carry
+/// their fixes.
+fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile) -> (Vec<Record>, bool) {
+    let tree = gpulens_syntax::parse(text);
+    let findings = gpulens_diagnostics::check(text, &tree, settings, gpu);
+    (findings.into_iter().map(Record::from).collect(), true)
 }
 
 /// Writes the fixed text over `path`, in the file's own encoding, through a

@@ -2,6 +2,7 @@
 //! configuration, runs the checks and prints the results. Rule internals
 //! live in `gpulens-diagnostics`.
 
+mod cache;
 mod check;
 mod config;
 mod output;
@@ -85,6 +86,12 @@ pub struct CheckArgs {
     /// with --fix it shows exactly what --fix (with or without --unsafe-fixes) would write.
     #[arg(long)]
     pub diff: bool,
+    /// Neither read nor write the cache of earlier results.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Keep the cache here [default: $GPULENS_CACHE_DIR, else .gpulens_cache].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {

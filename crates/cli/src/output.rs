@@ -3,24 +3,90 @@
 
 use std::io::{self, Write};
 
-use gpulens_diagnostics::{rule, Finding, Rule, Severity, RULES};
+use gpulens_diagnostics::{rule, Rule, Severity, RULES};
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
-use gpulens_syntax::PositionEncoding;
+use gpulens_syntax::{LineIndex, PositionEncoding};
 use serde_json::{json, Value};
 
+use crate::cache::Record;
 use crate::check::{FileReport, Problem};
 
-/// 1-based line and column (in Unicode scalar values) of a byte offset.
-fn line_col(report: &FileReport, offset: usize) -> (usize, usize) {
-    let p = report.line_index.position(&report.text, offset, PositionEncoding::Utf32);
-    (p.line as usize + 1, p.character as usize + 1)
+/// A finding placed in its file, with everything the outputs show of it,
+/// so that the file's text need not be kept until the output is written.
+pub struct Shown {
+    pub record: Record,
+    /// 1-based line and column (in Unicode scalar values) of the first and
+    /// last byte of the span.
+    pub start: (usize, usize),
+    pub end: (usize, usize),
+    /// Where each of the fix's edits starts and ends, when fixes are shown.
+    pub edits: Vec<((usize, usize), (usize, usize))>,
+    /// The source line for text output.
+    pub snippet: Option<Snippet>,
 }
 
-fn span(report: &FileReport, f: &Finding) -> (usize, usize, usize, usize) {
-    let (l1, c1) = line_col(report, f.range.start);
-    let (l2, c2) = line_col(report, f.range.end);
-    (l1, c1, l2, c2)
+/// The source line under a finding, as text output shows it.
+pub struct Snippet {
+    /// The line, or for a very long one a window of it around the span.
+    source: String,
+    cut_before: bool,
+    cut_after: bool,
+    /// What goes before the carets: the line's tabs kept, the rest spaces.
+    pad: String,
+    carets: usize,
+}
+
+/// Which parts of [`Shown`] an output needs.
+#[derive(Clone, Copy)]
+pub struct Needs {
+    pub snippets: bool,
+    pub fixes: bool,
+}
+
+/// Places `records` in `text` for the outputs (fix edits are dropped when
+/// `needs.fixes` is false).
+pub fn locate(records: Vec<Record>, text: &str, needs: Needs) -> Vec<Shown> {
+    if records.is_empty() {
+        return Vec::new();
+    }
+    let index = LineIndex::new(text);
+    let line_col = |offset: usize| {
+        let p = index.position(text, offset, PositionEncoding::Utf32);
+        (p.line as usize + 1, p.character as usize + 1)
+    };
+    records
+        .into_iter()
+        .map(|mut record| {
+            let (start, end) = (line_col(record.range.start), line_col(record.range.end));
+            let edits = match &record.fix {
+                Some(fix) if needs.fixes => fix.edits.iter().map(|e| (line_col(e.range.start), line_col(e.range.end))).collect(),
+                _ => Vec::new(),
+            };
+            if !needs.fixes {
+                record.fix = None;
+            }
+            let snippet = needs.snippets.then(|| snippet(text, &index, &record, start.0, end.0));
+            Shown { record, start, end, edits, snippet }
+        })
+        .collect()
+}
+
+fn snippet(text: &str, index: &LineIndex, f: &Record, line: usize, end_line: usize) -> Snippet {
+    let range = index.line_range(text, line - 1);
+    // Underline from the start to the end of the span, or of the line if the span goes on.
+    let start = f.range.start.clamp(range.start, range.end);
+    let end = if end_line == line { f.range.end.clamp(start, range.end) } else { range.end };
+    // A very long line (minified or generated code) is shown around the span only.
+    let shown = window(text, range.clone(), start);
+    let end = end.min(shown.end);
+    Snippet {
+        source: text[shown.clone()].to_string(),
+        cut_before: shown.start > range.start,
+        cut_after: shown.end < range.end,
+        pad: text[shown.start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect(),
+        carets: text[start..end].chars().count().max(1),
+    }
 }
 
 pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io::Result<()> {
@@ -39,26 +105,16 @@ pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io:
     }
 }
 
-fn write_finding(out: &mut impl Write, report: &FileReport, f: &Finding) -> io::Result<()> {
-    let (line, col, end_line, _) = span(report, f);
-    writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, f.code, f.library, f.message)?;
-    let range = report.line_index.line_range(&report.text, line - 1);
+fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown) -> io::Result<()> {
+    let ((line, col), r) = (f.start, &f.record);
+    writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?;
+    let Some(s) = &f.snippet else { return writeln!(out) };
     let gutter = line.to_string().len();
-    // Underline from the start to the end of the span, or of the line if the span goes on.
-    let start = f.range.start.clamp(range.start, range.end);
-    let end = if end_line == line { f.range.end.clamp(start, range.end) } else { range.end };
-    // A very long line (minified or generated code) is shown around the span only.
-    let shown = window(&report.text, range.clone(), start);
-    let (cut_before, cut_after) = (shown.start > range.start, shown.end < range.end);
-    let source = &report.text[shown.clone()];
-    let end = end.min(shown.end);
-    let pad: String = report.text[shown.start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-    let carets = report.text[start..end].chars().count().max(1);
-    let (before, after) = (if cut_before { "…" } else { "" }, if cut_after { "…" } else { "" });
+    let (before, after) = (if s.cut_before { "…" } else { "" }, if s.cut_after { "…" } else { "" });
     writeln!(out, "{:gutter$} |", "")?;
-    writeln!(out, "{line} | {before}{source}{after}")?;
-    let indent = if cut_before { " " } else { "" }; // under the "…"
-    writeln!(out, "{:gutter$} | {indent}{pad}{}", "", "^".repeat(carets))?;
+    writeln!(out, "{line} | {before}{}{after}", s.source)?;
+    let indent = if s.cut_before { " " } else { "" }; // under the "…"
+    writeln!(out, "{:gutter$} | {indent}{}{}", "", s.pad, "^".repeat(s.carets))?;
     writeln!(out)
 }
 
@@ -79,15 +135,13 @@ fn window(text: &str, line: std::ops::Range<usize>, start: usize) -> std::ops::R
     from..to
 }
 
-fn fix_json(report: &FileReport, f: &Finding) -> Value {
-    match &f.fix {
+fn fix_json(f: &Shown) -> Value {
+    match &f.record.fix {
         None => Value::Null,
         Some(fix) => json!({
             "applicability": fix.applicability,
             "message": fix.message,
-            "edits": fix.edits.iter().map(|e| {
-                let (l1, c1) = line_col(report, e.range.start);
-                let (l2, c2) = line_col(report, e.range.end);
+            "edits": fix.edits.iter().zip(&f.edits).map(|(e, ((l1, c1), (l2, c2)))| {
                 json!({"line": l1, "column": c1, "end_line": l2, "end_column": c2, "text": e.text})
             }).collect::<Vec<_>>(),
         }),
@@ -99,11 +153,11 @@ pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> i
         .iter()
         .flat_map(|r| r.findings.iter().map(move |f| (r, f)))
         .map(|(r, f)| {
-            let (line, column, end_line, end_column) = span(r, f);
+            let ((line, column), (end_line, end_column)) = (f.start, f.end);
             json!({
                 "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
-                "code": f.code, "library": f.library, "severity": f.severity, "message": f.message,
-                "fix": fix_json(r, f),
+                "code": f.record.code, "library": f.record.library, "severity": f.record.severity, "message": f.record.message,
+                "fix": fix_json(f),
             })
         })
         .collect();
@@ -166,7 +220,8 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
         .iter()
         .flat_map(|r| r.findings.iter().map(move |f| (r, f)))
         .map(|(r, f)| {
-            let (line, column, end_line, end_column) = span(r, f);
+            let ((line, column), (end_line, end_column)) = (f.start, f.end);
+            let f = &f.record;
             let index = RULES.iter().position(|x| x.code == f.code).unwrap_or(0);
             let level = rule(f.code).map_or("note", |_| sarif_level(f.severity));
             json!({
