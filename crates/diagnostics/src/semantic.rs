@@ -932,6 +932,21 @@ impl<'t> Module<'t> {
     }
 
     /// The first positional argument of a call.
+    /// The argument given by keyword `name` or, failing that, at position `index`.
+    pub fn argument<'a>(&self, call: Node<'a>, name: &str, index: usize) -> Option<Node<'a>> {
+        if let Some(value) = self.keyword(call, name) {
+            return Some(value);
+        }
+        let args = call.child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let found = args
+            .named_children(&mut cursor)
+            .filter(|n| !matches!(n.kind(), "keyword_argument" | "comment"))
+            .take_while(|n| !matches!(n.kind(), "list_splat" | "dictionary_splat"))
+            .nth(index);
+        found
+    }
+
     pub fn first_positional<'a>(&self, call: Node<'a>) -> Option<Node<'a>> {
         let args = call.child_by_field_name("arguments")?;
         let mut cursor = args.walk();

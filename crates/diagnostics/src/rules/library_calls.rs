@@ -6,6 +6,7 @@
 //! and, for inactive ones, what to use instead.
 
 use gpulens_knowledge::{ApiKind, Status, Support};
+use gpulens_syntax::Node;
 
 use super::{estimate_phrase, install, loop_phrase, size_phrase, Call};
 use crate::semantic::Value;
@@ -32,6 +33,9 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         _ => return,
     };
     let module = call.cx.module;
+    if code == "KVIKIO001" && !bulk_binary_read(call) {
+        return;
+    }
     let value = match api.kind {
         ApiKind::Compute | ApiKind::Function => module.input_value(call.site.node, call.site.scope, 0),
         _ => Value::Unknown,
@@ -81,4 +85,35 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             install(call.cx, lib)
         ),
     ));
+}
+
+/// Whether a NumPy read is what KvikIO replaces: raw bytes, many of them.
+/// Not a text read (`fromfile(..., sep=" ")`), not a header field
+/// (`count=1`, or any count below the size where the GPU pays off), and for
+/// `frombuffer` only bytes just read from a file (`f.read()`).
+fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let node = call.site.node;
+    let scope = call.site.scope;
+    let small_count = |count: Option<Node<'_>>| {
+        count.is_some_and(|c| matches!(module.value(c, scope), Value::Int(n) if n < call.cx.settings.min_elements))
+    };
+    match call.name.as_str() {
+        "numpy.fromfile" => {
+            let text_mode = module
+                .argument(node, "sep", 3)
+                .is_some_and(|sep| sep.kind() != "string" || !matches!(module.text_of(sep), "\"\"" | "''"));
+            !text_mode && !small_count(module.argument(node, "count", 2))
+        }
+        "numpy.frombuffer" => {
+            let Some(buffer) = module.argument(node, "buffer", 0) else { return false };
+            let read = buffer.kind() == "call"
+                && buffer
+                    .child_by_field_name("function")
+                    .and_then(|f| f.child_by_field_name("attribute"))
+                    .is_some_and(|a| module.text_of(a) == "read");
+            read && !small_count(module.argument(buffer, "size", 0)) && !small_count(module.argument(node, "count", 2))
+        }
+        _ => true,
+    }
 }
