@@ -257,8 +257,7 @@ fn check_file(
 /// Runs the rules over `text`; returns the findings and whether they carry
 /// their fixes.
 fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile) -> (Vec<Record>, bool) {
-    let tree = gpulens_syntax::parse(text);
-    let findings = gpulens_diagnostics::check(text, &tree, settings, gpu);
+    let findings = gpulens_diagnostics::check_text(text, settings, gpu);
     (findings.into_iter().map(Record::from).collect(), true)
 }
 
