@@ -25,7 +25,7 @@
 //! one that cannot be written costs a warning.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -339,16 +339,45 @@ impl CacheFile {
             )?;
         }
         std::fs::create_dir_all(dir)?;
-        let body = postcard::to_allocvec(entries).map_err(std::io::Error::other)?;
+        // Streamed to the file (no copy of the body in memory), behind a
+        // header whose length and checksum are filled in at the end.
         let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-        temp.write_all(MAGIC)?;
-        temp.write_all(&FORMAT.to_le_bytes())?;
-        temp.write_all(&self.key.to_le_bytes())?;
-        temp.write_all(&(body.len() as u64).to_le_bytes())?;
-        temp.write_all(&xxh3_64(&body).to_le_bytes())?;
-        temp.write_all(&body)?;
+        temp.write_all(&[0; HEADER_LEN])?;
+        let mut body = Hashing { inner: std::io::BufWriter::new(temp.as_file_mut()), hash: Xxh3::new(), len: 0 };
+        postcard::to_io(entries, &mut body).map_err(std::io::Error::other)?;
+        body.flush()?;
+        let (len, checksum) = (body.len, body.hash.digest());
+        drop(body);
+        let mut header = Vec::with_capacity(HEADER_LEN);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&FORMAT.to_le_bytes());
+        header.extend_from_slice(&self.key.to_le_bytes());
+        header.extend_from_slice(&len.to_le_bytes());
+        header.extend_from_slice(&checksum.to_le_bytes());
+        temp.seek(std::io::SeekFrom::Start(0))?;
+        temp.write_all(&header)?;
         temp.persist(&self.path).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// A writer that hashes and counts what it passes on.
+struct Hashing<W> {
+    inner: W,
+    hash: Xxh3,
+    len: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.hash.update(&bytes[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

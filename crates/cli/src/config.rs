@@ -36,14 +36,16 @@ impl Resolver {
     /// Settings for a file: its nearest pyproject.toml with a `[tool.gpulens]`
     /// table (or none), then the command line on top.
     pub fn settings_for(&self, file: &Path) -> Arc<Settings> {
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let dir = std::path::absolute(&dir).unwrap_or(dir);
-        if let Some(s) = self.by_dir.lock().unwrap().get(&dir) {
+        // Keyed by the folder as spelled (files of one folder share it), so
+        // only a folder's first file pays for making it absolute.
+        let dir = file.parent().unwrap_or(Path::new(""));
+        if let Some(s) = self.by_dir.lock().unwrap().get(dir) {
             return s.clone();
         }
-        let config = self.nearest_config(&dir);
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let config = self.nearest_config(&absolute);
         let settings = Arc::new(self.merge(config));
-        self.by_dir.lock().unwrap().insert(dir, settings.clone());
+        self.by_dir.lock().unwrap().insert(dir.to_path_buf(), settings.clone());
         settings
     }
 
