@@ -489,6 +489,15 @@ impl<'t> Plan<'t> {
                 reached.sort_unstable();
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
+                // The names of the classes holding it (rules read them: a
+                // `Rotation` class's matrices are small).
+                let mut up = node.parent();
+                while let Some(n) = up {
+                    if n.kind_id() == gpulens_syntax::grammar().class_definition {
+                        n.child_by_field_name("name").map(|c| &text[c.byte_range()]).hash(&mut key);
+                    }
+                    up = n.parent();
+                }
                 for name in &reached {
                     let outside_name = &names[*name];
                     name.hash(&mut key);

@@ -198,6 +198,11 @@ impl<'t> Module<'t> {
         self.bindings.contains_key(&(MODULE_SCOPE, name))
     }
 
+    /// The smallest node covering `range`.
+    pub(crate) fn node_at(&self, range: std::ops::Range<usize>) -> Option<Node<'t>> {
+        self.root.descendant_for_byte_range(range.start, range.end)
+    }
+
     pub fn knowledge(&self) -> &'static Knowledge {
         self.knowledge
     }

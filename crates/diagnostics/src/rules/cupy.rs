@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiKind, Support};
 
+use super::context;
 use super::{estimate_phrase, fp64_phrase, install, loop_phrase, scale_out_phrase, size_phrase, tensor_core_phrase, Call};
 use crate::semantic::Value;
 use crate::Finding;
@@ -41,7 +42,26 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         }
         _ => return None,
     };
+    if value.elements().is_none() && looks_small(call) {
+        return None;
+    }
     (!call.is_small(value)).then_some(value)
+}
+
+/// Nothing gives the data's size, but the code around the call says it is a
+/// small fixed-size structure: geometry (rotations, affine maps), or an
+/// argument whose shape is checked against a few elements or whose
+/// components are picked out one by one.
+fn looks_small(call: &Call<'_, '_>) -> bool {
+    let cx = call.cx;
+    let node = call.site.node;
+    if context::in_geometry(cx, node) {
+        return true;
+    }
+    let Some(args) = node.child_by_field_name("arguments") else { return false };
+    let mut cursor = args.walk();
+    let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect();
+    positional.into_iter().any(|arg| context::small_structure(cx, node, arg))
 }
 
 /// Counts candidates per scope, so light operations can be judged by the chain they are part of.

@@ -5,6 +5,7 @@
 mod cudf;
 mod cugraph;
 mod cuml;
+mod context;
 mod cupy;
 mod gpu;
 mod library_calls;
@@ -44,6 +45,11 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         }
     }
     loops::check(cx, &mut out);
+    // The data behind a plot is what gets drawn: small, and the time goes to drawing.
+    out.retain(|f| {
+        f.code.starts_with("GPU")
+            || cx.module.node_at(f.range.clone()).is_none_or(|node| !context::in_plotting_function(cx, node))
+    });
     gpu::check(cx, &mut out);
     // Several GPUs attached: the RAPIDS libraries have a distributed path.
     if cx.gpu.device_count.is_some_and(|n| n > 1) {
