@@ -24,6 +24,7 @@
 //! Nothing here is ever an error: a cache that cannot be read is rebuilt,
 //! one that cannot be written costs a warning.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{Seek, Write};
 use std::ops::Range;
@@ -32,8 +33,6 @@ use std::path::{Path, PathBuf};
 use gpulens_diagnostics::{rule, Applicability, Finding, Settings, Severity};
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64, Xxh3};
 
@@ -264,8 +263,8 @@ impl Cache<'_> {
     }
 
     /// An entry for the file `lookup` was made for: its findings, and
-    /// whether they carry their fixes.
-    /// `None` if they cannot be encoded (then nothing is stored).
+    /// whether they carry their fixes; `None` if they cannot be encoded
+    /// (then nothing is stored).
     pub fn entry(lookup: &Lookup, findings: &[Record], fixed: bool) -> Option<Entry<'static>> {
         let (findings, fixes) = if findings.is_empty() {
             (Vec::new(), Vec::new())
