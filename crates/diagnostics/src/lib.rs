@@ -381,6 +381,12 @@ struct Scan {
     /// (which would see its parameters' names differently): a use of such
     /// a name never sees a module-level binding of it.
     own: Vec<String>,
+    /// It calls a method that does a model's or index's work on an attribute
+    /// of `self` (`self.nn.kneighbors(...)`): what that attribute holds is
+    /// read from the assignments in the other methods of its class.
+    works_through_self: bool,
+    /// Its assignments to attributes of `self` (`self.nn = NearestNeighbors(...)`), as written.
+    self_assignments: Vec<String>,
 }
 
 /// Token scans of function texts, valid while the set of outside names is the same.
@@ -442,9 +448,10 @@ impl<'t> Plan<'t> {
             depends.insert(name, uses);
         }
         let mut seen: HashMap<u64, Scan> = HashMap::with_capacity(found.len());
-        let units = found
-            .into_iter()
-            .map(|(node, range, place)| {
+        let scanned: Vec<(u64, Scan)> = found
+            .iter()
+            .map(|(node, range, _)| {
+                let node = *node;
                 let bytes = &text.as_bytes()[range.clone()];
                 let text_hash = {
                     let mut h = FxHasher::default();
@@ -468,9 +475,35 @@ impl<'t> Plan<'t> {
                         });
                         mentioned.sort_unstable();
                         let own = if nested == 1 { parameters(node, text) } else { Vec::new() };
-                        Scan { mentioned, loops_or_imports, own }
+                        let unit_text = &text[range.clone()];
+                        let works_through_self = unit_text.contains("self.") && {
+                            let mut work = false;
+                            for_each_name(bytes, |token| work |= rules::MODEL_WORK.contains(&token));
+                            work
+                        };
+                        Scan { mentioned, loops_or_imports, own, works_through_self, self_assignments: self_assignments(unit_text) }
                     }
                 };
+                seen.insert(text_hash, scan.clone());
+                (text_hash, scan)
+            })
+            .collect();
+        // Each class's assignments to `self.…`, in source order: the key of
+        // a method that works through `self` covers them.
+        let mut classes: HashMap<Option<usize>, u64> = HashMap::new();
+        for ((node, _, _), (_, scan)) in found.iter().zip(&scanned) {
+            if scan.self_assignments.is_empty() {
+                continue;
+            }
+            let entry = classes.entry(innermost_class(*node)).or_default();
+            let mut h = FxHasher::default();
+            (*entry, &scan.self_assignments).hash(&mut h);
+            *entry = h.finish();
+        }
+        let units = found
+            .into_iter()
+            .zip(scanned)
+            .map(|((node, range, place), (text_hash, scan))| {
                 let mentioned = &scan.mentioned;
                 // The names it mentions and, transitively, those their bindings mention.
                 let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
@@ -498,6 +531,9 @@ impl<'t> Plan<'t> {
                     }
                     up = n.parent();
                 }
+                if scan.works_through_self {
+                    classes.get(&innermost_class(node)).hash(&mut key);
+                }
                 for name in &reached {
                     let outside_name = &names[*name];
                     name.hash(&mut key);
@@ -511,7 +547,7 @@ impl<'t> Plan<'t> {
                     (key, place, fix_context).hash(&mut h);
                     h.finish()
                 };
-                let quiet = mentioned.is_empty() && !scan.loops_or_imports;
+                let quiet = mentioned.is_empty() && !scan.loops_or_imports && !scan.works_through_self;
                 seen.insert(text_hash, scan);
                 Unit { id: node.id(), quiet, key, fix_key, range }
             })
@@ -519,6 +555,45 @@ impl<'t> Plan<'t> {
         scans.by_text = seen;
         Plan { units, global, outside }
     }
+}
+
+/// The class whose body holds `node` directly or through other classes (by node id).
+fn innermost_class(node: Node<'_>) -> Option<usize> {
+    let class = gpulens_syntax::grammar().class_definition;
+    let mut up = node.parent();
+    while let Some(n) = up {
+        if n.kind_id() == class {
+            return Some(n.id());
+        }
+        up = n.parent();
+    }
+    None
+}
+
+/// Statements of `text` that assign to an attribute of `self`, with their
+/// continuation lines (until brackets close).
+fn self_assignments(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        let Some(rest) = trimmed.strip_prefix("self.") else { continue };
+        let name_end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let after = rest[name_end..].trim_start();
+        if !after.starts_with('=') || after.starts_with("==") {
+            continue;
+        }
+        let mut statement = trimmed.to_string();
+        let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
+        let mut open = depth(trimmed);
+        while open > 0 {
+            let Some(next) = lines.next() else { break };
+            statement.push_str(next.trim());
+            open += depth(next);
+        }
+        out.push(statement);
+    }
+    out
 }
 
 /// The names a function definition's parameters bind.

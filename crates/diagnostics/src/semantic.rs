@@ -36,6 +36,9 @@ pub enum Value {
     Device(Option<u64>),
     /// A cuDF DataFrame or Series (GPU memory).
     GpuFrame,
+    /// A CPU model or search index from a library the knowledge base maps
+    /// (the `cpu` name of its entry: `sklearn.neighbors.NearestNeighbors`).
+    Model(&'static str),
 }
 
 impl Value {
@@ -44,7 +47,7 @@ impl Value {
         match self {
             Value::Int(_) | Value::Scalar => Some(1),
             Value::Array(n) | Value::Frame(n) | Value::Graph(n) | Value::Grouped(n) | Value::Device(n) => n,
-            Value::Unknown | Value::GpuFrame => None,
+            Value::Unknown | Value::GpuFrame | Value::Model(_) => None,
         }
     }
 }
@@ -139,6 +142,8 @@ pub struct Module<'t> {
     root: Node<'t>,
     /// Names of the module-level `def`s and `class`es, gathered on first use.
     definitions: std::cell::OnceCell<rustc_hash::FxHashSet<String>>,
+    /// (class node, attribute) → what `self.attribute` holds, worked out on first use.
+    attributes: std::cell::RefCell<HashMap<(usize, String), Value>>,
 }
 
 pub(crate) const MODULE_SCOPE: usize = usize::MAX;
@@ -155,6 +160,7 @@ impl<'t> Module<'t> {
         let mut module = Module {
             root: tree.root_node(),
             definitions: std::cell::OnceCell::new(),
+            attributes: std::cell::RefCell::new(HashMap::new()),
             text,
             imports: HashMap::new(),
             bindings: HashMap::new(),
@@ -589,6 +595,86 @@ impl<'t> Module<'t> {
         }
     }
 
+    /// What `self.name` holds, from the assignments to it in any method of
+    /// the class around `expr`, when they build one model or index from the
+    /// knowledge base (and no other) (`self.nn = NearestNeighbors(...)` in
+    /// one method, `self.nn.kneighbors(X)` in another). Read from the tree
+    /// and the module-level imports only, so that it does not depend on
+    /// which functions this analysis walked.
+    fn attribute_value(&self, expr: Node<'_>) -> Value {
+        let Some(attribute) = expr.child_by_field_name("attribute") else { return Value::Unknown };
+        let name = self.text_of(attribute);
+        let mut class = expr.parent();
+        while let Some(c) = class {
+            if c.kind() == "class_definition" {
+                break;
+            }
+            class = c.parent();
+        }
+        let Some(class) = class else { return Value::Unknown };
+        let key = (class.id(), name.to_string());
+        if let Some(v) = self.attributes.borrow().get(&key) {
+            return *v;
+        }
+        let mut found: Option<Value> = None;
+        for node in gpulens_syntax::preorder(class) {
+            if node.kind() != "assignment" {
+                continue;
+            }
+            let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+                continue;
+            };
+            let assigns = left.kind() == "attribute"
+                && left.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && self.text_of(o) == "self")
+                && left.child_by_field_name("attribute").is_some_and(|a| self.text_of(a) == name);
+            if !assigns {
+                continue;
+            }
+            let model = (right.kind() == "call")
+                .then(|| right.child_by_field_name("function"))
+                .flatten()
+                .and_then(|f| self.module_level_name(f))
+                .and_then(|q| self.knowledge.api(&q))
+                .filter(|api| matches!(api.kind, ApiKind::Estimator | ApiKind::Index))
+                .map(|api| Value::Model(api.cpu.as_str()));
+            // `self.x = None` and assignments of what can't be told don't
+            // contradict a model assigned elsewhere; two different models do.
+            match (found, model) {
+                (_, None) => {}
+                (None, Some(m)) => found = Some(m),
+                (Some(a), Some(b)) if a == b => {}
+                _ => {
+                    found = Some(Value::Unknown);
+                    break;
+                }
+            }
+        }
+        let value = found.unwrap_or(Value::Unknown);
+        self.attributes.borrow_mut().insert(key, value);
+        value
+    }
+
+    /// [`Module::qualified_name`] through the module-level imports only.
+    fn module_level_name(&self, expr: Node<'_>) -> Option<String> {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut node = expr;
+        while node.kind() == "attribute" {
+            parts.push(self.text_of(node.child_by_field_name("attribute")?));
+            node = node.child_by_field_name("object")?;
+        }
+        if node.kind() != "identifier" {
+            return None;
+        }
+        let whole = 0..self.text.len();
+        let root = self.imports.get(self.text_of(node))?.iter().find(|(scope, _)| *scope == whole)?;
+        let mut name = root.1.clone();
+        for part in parts.iter().rev() {
+            name.push('.');
+            name.push_str(part);
+        }
+        Some(name)
+    }
+
     /// The knowledge-base entry a call's callee resolves to.
     pub fn resolve_call(&self, call: Node<'_>) -> Option<(String, &'static ApiMapping)> {
         let name = self.qualified_name(call.child_by_field_name("function")?)?;
@@ -693,6 +779,9 @@ impl<'t> Module<'t> {
             }
             "attribute" => {
                 let Some(object) = expr.child_by_field_name("object") else { return Value::Unknown };
+                if object.kind() == "identifier" && self.text_of(object) == "self" {
+                    return self.attribute_value(expr);
+                }
                 match self.eval(object, scope, depth) {
                     v @ (Value::Array(_) | Value::Frame(_) | Value::Device(_) | Value::GpuFrame) => v,
                     _ => Value::Unknown,
@@ -754,6 +843,7 @@ impl<'t> Module<'t> {
         if let Some((_, api)) = self.resolve_call(call) {
             let size = api.size.as_ref().and_then(|spec| self.size_of_call(call, spec, scope, depth));
             return match (api.library.as_str(), api.kind) {
+                (_, ApiKind::Estimator | ApiKind::Index) => Value::Model(api.cpu.as_str()),
                 ("cudf", ApiKind::Create | ApiKind::Read) => Value::Frame(size),
                 ("cudf", ApiKind::Compute | ApiKind::Method) => Value::Frame(None),
                 ("cugraph", ApiKind::Graph) => Value::Graph(size),

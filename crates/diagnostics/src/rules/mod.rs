@@ -10,6 +10,9 @@ mod cupy;
 mod gpu;
 mod library_calls;
 pub(crate) mod loops;
+mod models;
+
+pub(crate) use models::WORK as MODEL_WORK;
 
 use std::collections::HashMap;
 
@@ -42,6 +45,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             }
         } else {
             cudf::check_method(cx, site, &mut out);
+            models::check_method(cx, site, &mut out);
         }
     }
     loops::check(cx, &mut out);

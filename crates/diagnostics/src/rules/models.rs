@@ -1,0 +1,81 @@
+//! Models and search indexes used away from where they are built: a
+//! scikit-learn estimator or a Faiss/Annoy/hnswlib index stored on `self` in
+//! one method (`self.nn = NearestNeighbors(...)`) and fitted or searched in
+//! another. Where it is built, CUML001/CUVS001 already speak; the methods
+//! that do the work get the same advice, so that the function that spends
+//! the time is the one that shows it.
+
+use gpulens_knowledge::ApiKind;
+
+use super::{install, library, Call};
+use crate::semantic::{CallSite, Value};
+
+use crate::{Context, Finding};
+
+/// Methods that do a model's or an index's work (not its configuration).
+pub(crate) const WORK: &[&str] = &[
+    "fit", "fit_transform", "fit_predict", "predict", "predict_proba", "transform", "kneighbors",
+    "kneighbors_graph", "radius_neighbors", "score_samples", "search", "add", "add_with_ids", "train",
+    "range_search", "knn_query", "add_items", "build", "get_nns_by_vector", "get_nns_by_item", "query",
+];
+
+pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else { return };
+    let (Some(object), Some(method)) = (function.child_by_field_name("object"), function.child_by_field_name("attribute")) else {
+        return;
+    };
+    // Only through `self`: a model built in the same function is flagged where it is built.
+    let through_self = object.kind() == "attribute"
+        && object.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && module.text_of(o) == "self");
+    if !through_self || site.in_check {
+        return;
+    }
+    let method = module.text_of(method);
+    if !WORK.contains(&method) {
+        return;
+    }
+    let Value::Model(cpu) = module.value(object, site.scope) else { return };
+    // Built in this same function: the finding where it is built says it.
+    let target = module.text_of(object);
+    let built_here = super::context::function_of(site.node).is_some_and(|f| {
+        gpulens_syntax::preorder(f).any(|n| {
+            n.kind() == "assignment"
+                && n.child_by_field_name("left").is_some_and(|l| module.text_of(l) == target)
+                && n.child_by_field_name("right").is_some_and(|r| r.kind() == "call")
+        })
+    });
+    if built_here {
+        return;
+    }
+    let Some(api) = module.knowledge().api(cpu) else { return };
+    let call = Call { site, name: cpu.to_string(), api, cx };
+    if !call.matched_fallbacks().is_empty() {
+        return;
+    }
+    let lib = library(cx, &api.library);
+    let short = cpu.rsplit('.').next().unwrap_or(cpu);
+    let gpu = api.gpu.as_deref().unwrap_or_default();
+    let (code, how) = match api.kind {
+        ApiKind::Estimator => (
+            "CUML001",
+            match lib.zero_code_change.as_ref() {
+                Some(z) => format!(" Run the script unchanged with `{}`, or use `{gpu}` where the model is built.", z.script),
+                None => format!(" Use `{gpu}` where the model is built."),
+            },
+        ),
+        ApiKind::Index => ("CUVS001", format!(" Build it with `{gpu}` instead, where it is built, and search that.")),
+        _ => return,
+    };
+    let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    out.push(call.finding(
+        code,
+        format!(
+            "`{}.{method}()` runs a `{short}` ({cpu}) that this class builds in another method: the work happens \
+             here, on the CPU; {} runs it on the GPU.{how}{note} Install: {}.",
+            module.text_of(object),
+            lib.name,
+            install(cx, lib),
+        ),
+    ));
+}
