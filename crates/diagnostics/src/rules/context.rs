@@ -41,10 +41,27 @@ fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'_>) -> Vec<&'t str> {
 /// and the like, or a class whose name says it is a transform (a geometric
 /// one: `Transformer`s are scikit-learn's data transforms).
 pub(crate) fn in_geometry(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
-    names_around(cx, node).iter().any(|name| {
+    names_around(cx, node).iter().enumerate().any(|(i, name)| {
         let lower = name.to_ascii_lowercase();
-        GEOMETRY.iter().any(|w| lower.contains(w)) || (name.contains("Transform") && !name.contains("Transformer"))
+        // scikit-learn's `transform`/`fit_transform` methods transform data, not space.
+        let data_method = i == 0 && matches!(*name, "transform" | "fit_transform" | "inverse_transform" | "_transform");
+        GEOMETRY.iter().any(|w| lower.contains(w))
+            || (name.contains("Transform") && !name.contains("Transformer"))
+            || (!data_method && lower.split('_').any(|w| matches!(w, "transform" | "trans" | "transformation")))
     })
+}
+
+/// Names geometry code gives its small matrices: `trans`, `affine`, `rot`, `quat`, ….
+const GEOMETRY_OPERANDS: &[&str] = &[
+    "trans", "transform", "transformation", "affine", "rotation", "rot", "quat", "quaternion", "homography", "pose",
+];
+
+/// `expr` names a geometric transform (`trans["trans"]`, `self.affine`, `rot`).
+pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
+    let text = cx.module.text_of(expr).to_ascii_lowercase();
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .flat_map(|w| w.split('_'))
+        .any(|w| GEOMETRY_OPERANDS.contains(&w))
 }
 
 /// The function around `node` draws a plot (calls into a plotting library,

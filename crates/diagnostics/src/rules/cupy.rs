@@ -61,7 +61,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     let Some(args) = node.child_by_field_name("arguments") else { return false };
     let mut cursor = args.walk();
     let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect();
-    positional.into_iter().any(|arg| context::small_structure(cx, node, arg))
+    positional.into_iter().any(|arg| context::small_structure(cx, node, arg) || context::names_a_transform(cx, arg))
 }
 
 /// Counts candidates per scope, so light operations can be judged by the chain they are part of.
