@@ -6,6 +6,7 @@
 
 pub mod config;
 mod fixes;
+mod hot;
 mod registry;
 mod rules;
 mod semantic;
@@ -243,6 +244,7 @@ fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, 
 fn finish(text: &str, tree: &Tree, mut findings: Vec<Finding>) -> Vec<Finding> {
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
+    hot::annotate(text, tree, &mut findings);
     fixes::resolve(text, tree, &mut findings);
     findings
 }
@@ -375,7 +377,8 @@ struct Plan<'t> {
 struct Scan {
     /// Outside names it mentions.
     mentioned: Vec<String>,
-    /// It mentions `range` or `import`.
+    /// It mentions `range` or `import`, or a call the GPU rules know by its
+    /// text alone (`synchronize`, `copy_to_host`).
     loops_or_imports: bool,
     /// Its parameters, when it defines no function, lambda or class inside
     /// (which would see its parameters' names differently): a use of such
@@ -385,8 +388,6 @@ struct Scan {
     /// of `self` (`self.nn.kneighbors(...)`): what that attribute holds is
     /// read from the assignments in the other methods of its class.
     works_through_self: bool,
-    /// Its assignments to attributes of `self` (`self.nn = NearestNeighbors(...)`), as written.
-    self_assignments: Vec<String>,
 }
 
 /// Token scans of function texts, valid while the set of outside names is the same.
@@ -404,7 +405,10 @@ impl<'t> Plan<'t> {
         let outside = Module::new_skipping(text, tree, knowledge, &all);
         let relevant = |target: &str| {
             let top = target.split('.').next().unwrap_or(target);
-            top == "time" || GPU_MODULES.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
+            top == "time"
+                || GPU_MODULES.contains(&top)
+                || rules::PLOTTING.contains(&top)
+                || knowledge.cpu_modules.iter().any(|m| m == top)
         };
         let names = outside.outside_names(relevant);
         // Findings depend on which of the libraries the rules know the module
@@ -465,7 +469,9 @@ impl<'t> Plan<'t> {
                         let mut loops_or_imports = false;
                         let mut nested = 0;
                         for_each_name(bytes, |token| {
-                            if token == "range" || token == "import" {
+                            // Loops, imports, and the GPU rules' calls recognised by their
+                            // text alone (`cuda.synchronize()`, `.copy_to_host()`).
+                            if matches!(token, "range" | "import" | "synchronize" | "copy_to_host") {
                                 loops_or_imports = true;
                             } else if matches!(token, "def" | "lambda" | "class") {
                                 nested += 1;
@@ -481,25 +487,29 @@ impl<'t> Plan<'t> {
                             for_each_name(bytes, |token| work |= rules::MODEL_WORK.contains(&token));
                             work
                         };
-                        Scan { mentioned, loops_or_imports, own, works_through_self, self_assignments: self_assignments(unit_text) }
+                        Scan { mentioned, loops_or_imports, own, works_through_self }
                     }
                 };
                 seen.insert(text_hash, scan.clone());
                 (text_hash, scan)
             })
             .collect();
-        // Each class's assignments to `self.…`, in source order: the key of
-        // a method that works through `self` covers them.
+        // Each class's assignments to `self.…` (in all its text, functions
+        // with syntax errors included), for the key of a method that works
+        // through `self`.
         let mut classes: HashMap<Option<usize>, u64> = HashMap::new();
         for ((node, _, _), (_, scan)) in found.iter().zip(&scanned) {
-            if scan.self_assignments.is_empty() {
+            if !scan.works_through_self {
                 continue;
             }
-            let entry = classes.entry(innermost_class(*node)).or_default();
-            let mut h = FxHasher::default();
-            (*entry, &scan.self_assignments).hash(&mut h);
-            *entry = h.finish();
+            let Some(class) = innermost_class_node(*node) else { continue };
+            classes.entry(Some(class.id())).or_insert_with(|| {
+                let mut h = FxHasher::default();
+                (class.has_error(), self_assignments(&text[class.byte_range()])).hash(&mut h);
+                h.finish()
+            });
         }
+        let class_imports: Vec<(&str, &Range<usize>, &str)> = outside.scoped_imports().collect();
         let units = found
             .into_iter()
             .zip(scanned)
@@ -545,6 +555,14 @@ impl<'t> Plan<'t> {
                 let fix_key = {
                     let mut h = FxHasher::default();
                     (key, place, fix_context).hash(&mut h);
+                    // Imports in a class body around it (fixes see them too).
+                    let mut around: Vec<(&str, &str)> = class_imports
+                        .iter()
+                        .filter(|(_, scope, _)| scope.contains(&range.start))
+                        .map(|(name, _, target)| (*name, *target))
+                        .collect();
+                    around.sort_unstable();
+                    around.hash(&mut h);
                     h.finish()
                 };
                 let quiet = mentioned.is_empty() && !scan.loops_or_imports && !scan.works_through_self;
@@ -559,11 +577,15 @@ impl<'t> Plan<'t> {
 
 /// The class whose body holds `node` directly or through other classes (by node id).
 fn innermost_class(node: Node<'_>) -> Option<usize> {
+    innermost_class_node(node).map(|c| c.id())
+}
+
+fn innermost_class_node(node: Node<'_>) -> Option<Node<'_>> {
     let class = gpulens_syntax::grammar().class_definition;
     let mut up = node.parent();
     while let Some(n) = up {
         if n.kind_id() == class {
-            return Some(n.id());
+            return Some(n);
         }
         up = n.parent();
     }

@@ -217,6 +217,16 @@ impl<'t> Module<'t> {
         &self.text[node.byte_range()]
     }
 
+    /// Imports made inside a scope narrower than the module (a class body, a
+    /// function): local name, the scope's byte range, qualified target.
+    pub(crate) fn scoped_imports(&self) -> impl Iterator<Item = (&'t str, &std::ops::Range<usize>, &str)> + '_ {
+        let whole = 0..self.text.len();
+        self.imports.iter().flat_map(move |(name, list)| {
+            let whole = whole.clone();
+            list.iter().filter(move |(scope, _)| *scope != whole).map(move |(scope, target)| (*name, scope, target.as_str()))
+        })
+    }
+
     /// Imports visible at byte `offset`, local name → qualified target.
     pub fn imports_at(&self, offset: usize) -> impl Iterator<Item = (&str, &str)> {
         self.imports.keys().filter_map(move |k| self.import_at(k, offset).map(|t| (*k, t)))
@@ -611,7 +621,9 @@ impl<'t> Module<'t> {
             }
             class = c.parent();
         }
-        let Some(class) = class else { return Value::Unknown };
+        // A class with syntax errors parses differently depending on what
+        // surrounds it: what its methods assign is not to be relied on.
+        let Some(class) = class.filter(|c| !c.has_error()) else { return Value::Unknown };
         let key = (class.id(), name.to_string());
         if let Some(v) = self.attributes.borrow().get(&key) {
             return *v;

@@ -10,7 +10,7 @@ use crate::Context;
 
 /// Library calls that plot: the data behind a figure is small enough to draw,
 /// and the time goes to the drawing.
-const PLOTTING: &[&str] = &["matplotlib", "seaborn", "plotly", "bokeh", "altair"];
+pub(crate) const PLOTTING: &[&str] = &["matplotlib", "seaborn", "plotly", "bokeh", "altair"];
 
 /// Words in a function's or class's name that mean geometry of a few
 /// dimensions: rotations, quaternions, affine maps and homographies are 2×2

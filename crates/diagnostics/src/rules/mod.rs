@@ -12,6 +12,7 @@ mod library_calls;
 pub(crate) mod loops;
 mod models;
 
+pub(crate) use context::PLOTTING;
 pub(crate) use models::WORK as MODEL_WORK;
 
 use std::collections::HashMap;
