@@ -11,6 +11,9 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let lib = call.library();
     match api.kind {
         ApiKind::Read => {
+            if bundled_file(call) {
+                return;
+            }
             let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
             out.push(call.finding(
                 "CUDF001",
@@ -113,4 +116,18 @@ fn zero_code_change(lib: &Library) -> String {
         Some(z) => format!(" With {} the code stays unchanged: run `{}`.", z.name, z.script),
         None => String::new(),
     }
+}
+
+/// The file read is shipped inside the package (its path is built from
+/// `__file__`, directly or through a variable): example and reference data,
+/// small by nature.
+fn bundled_file(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let Some(path) = module.argument(call.site.node, "filepath_or_buffer", 0) else { return false };
+    if module.text_of(path).contains("__file__") {
+        return true;
+    }
+    gpulens_syntax::preorder(path)
+        .filter(|n| n.kind() == "identifier")
+        .any(|n| module.defining_text(n, call.site.scope).contains("__file__"))
 }

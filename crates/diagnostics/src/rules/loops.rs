@@ -84,6 +84,13 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if writes_own.is_empty() && shape.reductions.is_empty() {
             continue; // not indexed by this loop: e.g. a time-step loop around a kernel-like loop
         }
+        // Every write is a whole slice (`x[i + 1:] = ...`, `out[..., j] = ...`):
+        // each pass is already one vectorised operation, and the loop only
+        // steps between them (a lag, a bit, a channel).
+        let sliced = |idx: &Vec<String>| idx.iter().any(|i| i.contains(':') || i == "...");
+        if shape.reductions.is_empty() && writes_own.iter().all(|(_, idx)| sliced(idx)) {
+            continue;
+        }
         // A read of a written array at another index that moves with the loop: iterations depend on each other.
         let carried = shape.writes.iter().any(|(array, w)| {
             shape.reads.iter().any(|(a, r)| a == array && r != w && r.iter().any(|i| shape.vars.iter().any(|v| mentions(i, v))))
