@@ -804,10 +804,13 @@ impl<'t> Module<'t> {
                 match self.eval(object, scope, depth) {
                     Value::Array(n) => {
                         let mut cursor = expr.walk();
-                        let sliced = expr
-                            .children_by_field_name("subscript", &mut cursor)
-                            .any(|s| s.kind() == "slice" || s.kind() == "tuple");
-                        if sliced {
+                        let indices: Vec<Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
+                        let sliced = indices.iter().any(|s| s.kind() == "slice" || s.kind() == "tuple");
+                        // `x[x > 0]`: a selection of at most as many elements.
+                        let masked = indices.len() == 1 && indices[0].kind() == "comparison_operator";
+                        if masked {
+                            Value::Array(n)
+                        } else if sliced {
                             Value::Array(None)
                         } else {
                             // One element (or one row): not array work by itself.
