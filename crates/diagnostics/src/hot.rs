@@ -1,30 +1,50 @@
-//! Hotness: a finding in a function that some other function calls from
-//! inside a loop runs as often as that loop does. Worked out from the whole
-//! tree after every analysis (cached findings included), so that it never
-//! depends on which functions an edit re-analysed.
+//! Hotness: a finding in a function that some other function (or the
+//! module's top level) calls from inside a loop runs as often as that loop
+//! does. Worked out after every analysis for all findings (cached ones
+//! included) from the functions that call the name in their text, so it
+//! never depends on which functions an edit re-analysed, and costs a walk
+//! of those callers only.
 
 use std::collections::HashMap;
 
-use gpulens_syntax::{Node, Tree};
+use gpulens_syntax::{preorder, Node, Tree};
 
-use crate::{Finding, Severity};
+use crate::{Finding, Module, Severity};
 
 /// Adds to each CPU-side finding in a function called from a loop where it
-/// is called, and raises it from a hint to information.
-pub(crate) fn annotate(text: &str, tree: &Tree, findings: &mut [Finding]) {
+/// is called, and raises it from a hint to information. `callers` are the
+/// functions of the module and of class bodies with the names each calls
+/// (listed only for those with a loop); `outside` is the module without
+/// them, whose calls in loops are the script's own.
+pub(crate) fn annotate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], outside: &Module<'_>, findings: &mut [Finding]) {
     if findings.is_empty() {
         return;
     }
     let root = tree.root_node();
+    // Name → the callers that call it.
+    let mut by_name: HashMap<&str, Vec<Node<'_>>> = HashMap::new();
+    for (unit, calls) in callers {
+        for name in calls.iter() {
+            by_name.entry(name.as_str()).or_default().push(*unit);
+        }
+    }
+    // Name → the first line where the module's top level calls it in a loop.
+    let mut top_level: HashMap<&str, usize> = HashMap::new();
+    for site in outside.calls.iter().filter(|s| s.loop_depth > 0) {
+        let Some(callee) = site.node.child_by_field_name("function").filter(|c| c.kind() == "identifier") else { continue };
+        if outermost_function(site.node).is_none() {
+            top_level.entry(&text[callee.byte_range()]).or_insert(site.node.start_position().row + 1);
+        }
+    }
     let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::new();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
         let Some(node) = root.descendant_for_byte_range(f.range.start, f.range.end) else { continue };
         let Some(function) = outermost_function(node) else { continue };
-        let caller = known.entry(function.id()).or_insert_with(|| called_in_loop(text, root, function)).clone();
+        let caller = known.entry(function.id()).or_insert_with(|| called_in_loop(text, &by_name, &top_level, function)).clone();
         if let Some((caller, line)) = caller {
             let name = function.child_by_field_name("name").map_or("", |n| &text[n.byte_range()]);
             f.message.push_str(&format!(
-                " `{name}` is called inside a loop in `{caller}` (line {line}), so this work repeats on every pass: \
+                " `{name}` is called inside a loop {caller} (line {line}), so this work repeats on every pass: \
                  keep its data on the GPU across the calls rather than copying it each time."
             ));
             if f.severity == Severity::Hint {
@@ -47,47 +67,55 @@ fn outermost_function(node: Node<'_>) -> Option<Node<'_>> {
     found
 }
 
-/// The first other function that calls `function` inside a loop (by name,
-/// or as `self.name(...)` for a method), and the line of that call. Tests
-/// don't count: their loops are not the program's.
-fn called_in_loop(text: &str, root: Node<'_>, function: Node<'_>) -> Option<(String, usize)> {
+/// Where `function` is first called inside a loop by other code (by name,
+/// or as `self.name(...)` for a method): which function (quoted) or the
+/// module level, and the line. Tests don't count: their loops are not the
+/// program's.
+fn called_in_loop(
+    text: &str,
+    by_name: &HashMap<&str, Vec<Node<'_>>>,
+    top_level: &HashMap<&str, usize>,
+    function: Node<'_>,
+) -> Option<(String, usize)> {
     let name = &text[function.child_by_field_name("name")?.byte_range()];
     let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
-    let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
-    let mut from = 0;
-    while let Some(found) = text[from..].find(name) {
-        let at = from + found;
-        from = at + name.len();
-        if at > 0 && is_ident(bytes[at - 1]) || bytes.get(from).is_some_and(|b| is_ident(*b)) {
+    for unit in by_name.get(name).into_iter().flatten() {
+        if unit.id() == function.id() || unit_name(text, *unit).starts_with("test") {
             continue;
         }
-        let Some(ident) = root.descendant_for_byte_range(at, from).filter(|n| n.kind() == "identifier") else { continue };
-        let Some(call) = call_of(text, ident, method) else { continue };
-        if let Some(caller) = loop_caller(call, function) {
-            let caller_name = &text[caller.child_by_field_name("name")?.byte_range()];
-            if !caller_name.starts_with("test") {
-                return Some((caller_name.to_string(), call.start_position().row + 1));
+        for call in preorder(*unit).filter(|n| n.kind() == "call") {
+            if !calls_by_name(text, call, name, method) {
+                continue;
+            }
+            if let Some(caller) = loop_caller(call, function) {
+                let caller_name = caller.child_by_field_name("name").map_or("", |n| &text[n.byte_range()]);
+                return Some((format!("in `{caller_name}`"), call.start_position().row + 1));
             }
         }
     }
-    None
+    if method {
+        return None;
+    }
+    // A script's own loops at module level.
+    top_level.get(name).map(|line| ("at the module's top level".to_string(), *line))
 }
 
-/// The call whose callee is `ident`: `name(...)` for a function, `self.name(...)` for a method.
-fn call_of<'t>(text: &str, ident: Node<'t>, method: bool) -> Option<Node<'t>> {
-    let parent = ident.parent()?;
-    let callee = if method {
-        let object = parent.child_by_field_name("object")?;
-        let through_self = parent.kind() == "attribute"
-            && parent.child_by_field_name("attribute") == Some(ident)
-            && matches!(&text[object.byte_range()], "self" | "cls");
-        through_self.then_some(parent)?
+/// The name a definition (decorated or not) gives.
+fn unit_name<'a>(text: &'a str, unit: Node<'_>) -> &'a str {
+    let definition = if unit.kind() == "decorated_definition" { unit.child_by_field_name("definition") } else { Some(unit) };
+    definition.and_then(|d| d.child_by_field_name("name")).map_or("", |n| &text[n.byte_range()])
+}
+
+/// `call` calls `name(...)`, or `self.name(...)` for a method.
+fn calls_by_name(text: &str, call: Node<'_>, name: &str, method: bool) -> bool {
+    let Some(callee) = call.child_by_field_name("function") else { return false };
+    if method {
+        callee.kind() == "attribute"
+            && callee.child_by_field_name("attribute").is_some_and(|a| &text[a.byte_range()] == name)
+            && callee.child_by_field_name("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls"))
     } else {
-        ident
-    };
-    let call = callee.parent().filter(|c| c.kind() == "call")?;
-    (call.child_by_field_name("function") == Some(callee)).then_some(call)
+        callee.kind() == "identifier" && &text[callee.byte_range()] == name
+    }
 }
 
 /// The function holding `call`, if the call sits in a loop body (or a

@@ -135,10 +135,10 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
-        return finish(text, tree, run_rules(&plan.outside, text, tree, settings, gpu));
+        return finish(text, tree, &plan, run_rules(&plan.outside, text, tree, settings, gpu));
     }
     let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
-    finish(text, tree, run_rules(&module, text, tree, settings, gpu))
+    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu))
 }
 
 /// [`check`] for text that has no tree yet, as `gpulens check` reads files:
@@ -228,7 +228,8 @@ fn parse_what_matters(text: &str) -> Option<Tree> {
 #[doc(hidden)]
 pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let module = Module::new(text, tree, Knowledge::get());
-    finish(text, tree, run_rules(&module, text, tree, settings, gpu))
+    let plan = Plan::new(text, tree, Knowledge::get(), &mut Scans::default());
+    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu))
 }
 
 fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
@@ -241,10 +242,10 @@ fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, 
     findings
 }
 
-fn finish(text: &str, tree: &Tree, mut findings: Vec<Finding>) -> Vec<Finding> {
+fn finish(text: &str, tree: &Tree, plan: &Plan<'_>, mut findings: Vec<Finding>) -> Vec<Finding> {
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
-    hot::annotate(text, tree, &mut findings);
+    hot::annotate(text, tree, &plan.units_and_calls(), &plan.outside, &mut findings);
     fixes::resolve(text, tree, &mut findings);
     findings
 }
@@ -334,7 +335,7 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
     }
     findings.extend(reused);
     cache.previous = std::mem::replace(&mut cache.units, fresh);
-    finish(text, tree, findings)
+    finish(text, tree, &plan, findings)
 }
 
 fn shifted(f: &Finding, by: isize) -> Finding {
@@ -350,8 +351,11 @@ fn shifted(f: &Finding, by: isize) -> Finding {
 }
 
 /// A top-level or class-level function definition: the unit of reuse.
-struct Unit {
+struct Unit<'t> {
     id: usize,
+    node: Node<'t>,
+    /// Names it calls, when it has a loop (for hotness: see `hot`).
+    calls: std::sync::Arc<[String]>,
     range: Range<usize>,
     /// Its text and what its findings depend on outside itself.
     key: u64,
@@ -364,7 +368,7 @@ struct Unit {
 
 /// How to analyse a document: its units, and what every unit depends on.
 struct Plan<'t> {
-    units: Vec<Unit>,
+    units: Vec<Unit<'t>>,
     /// Which libraries the rules know the module imports (the loop rules ask).
     global: Vec<String>,
     /// The module with every unit skipped: the analysis itself when no unit
@@ -388,6 +392,8 @@ struct Scan {
     /// of `self` (`self.nn.kneighbors(...)`): what that attribute holds is
     /// read from the assignments in the other methods of its class.
     works_through_self: bool,
+    /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
+    calls: std::sync::Arc<[String]>,
 }
 
 /// Token scans of function texts, valid while the set of outside names is the same.
@@ -399,6 +405,11 @@ struct Scans {
 }
 
 impl<'t> Plan<'t> {
+    /// Every unit with the names it calls in loops' reach (see `hot`).
+    fn units_and_calls(&self) -> Vec<(Node<'t>, &[String])> {
+        self.units.iter().filter(|u| !u.calls.is_empty()).map(|u| (u.node, &u.calls[..])).collect()
+    }
+
     fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
         let found = definition_units(tree);
         let all = sorted(found.iter().map(|(node, _, _)| node.id()).collect());
@@ -487,7 +498,7 @@ impl<'t> Plan<'t> {
                             for_each_name(bytes, |token| work |= rules::MODEL_WORK.contains(&token));
                             work
                         };
-                        Scan { mentioned, loops_or_imports, own, works_through_self }
+                        Scan { mentioned, loops_or_imports, own, works_through_self, calls: called_names(unit_text).into() }
                     }
                 };
                 seen.insert(text_hash, scan.clone());
@@ -566,13 +577,31 @@ impl<'t> Plan<'t> {
                     h.finish()
                 };
                 let quiet = mentioned.is_empty() && !scan.loops_or_imports && !scan.works_through_self;
+                let calls = scan.calls.clone();
                 seen.insert(text_hash, scan);
-                Unit { id: node.id(), quiet, key, fix_key, range }
+                Unit { id: node.id(), node, calls, quiet, key, fix_key, range }
             })
             .collect();
         scans.by_text = seen;
         Plan { units, global, outside }
     }
+}
+
+/// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
+fn called_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut loops = false;
+    let bytes = text.as_bytes();
+    for_each_name(bytes, |token| {
+        loops |= token == "for" || token == "while";
+        // The byte after the token, past spaces.
+        let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
+        let next = bytes[end..].iter().find(|b| **b != b' ');
+        if next == Some(&b'(') && !names.iter().any(|n| n == token) {
+            names.push(token.to_string());
+        }
+    });
+    if loops { names } else { Vec::new() }
 }
 
 /// The class whose body holds `node` directly or through other classes (by node id).
