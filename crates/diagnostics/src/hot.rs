@@ -21,10 +21,17 @@ pub(crate) fn annotate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])
         return;
     }
     let root = tree.root_node();
-    // Name → the callers that call it.
+    // The names of the functions holding findings, then the callers that call them.
+    let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for f in findings.iter().filter(|f| !f.code.starts_with("GPU")) {
+        let function = root.descendant_for_byte_range(f.range.start, f.range.end).and_then(outermost_function);
+        if let Some(name) = function.and_then(|f| f.child_by_field_name("name")) {
+            wanted.insert(&text[name.byte_range()]);
+        }
+    }
     let mut by_name: HashMap<&str, Vec<Node<'_>>> = HashMap::new();
     for (unit, calls) in callers {
-        for name in calls.iter() {
+        for name in calls.iter().filter(|c| wanted.contains(c.as_str())) {
             by_name.entry(name.as_str()).or_default().push(*unit);
         }
     }

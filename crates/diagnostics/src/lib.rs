@@ -392,6 +392,8 @@ struct Scan {
     /// of `self` (`self.nn.kneighbors(...)`): what that attribute holds is
     /// read from the assignments in the other methods of its class.
     works_through_self: bool,
+    /// Its statements assigning to attributes of `self`, as written.
+    self_assignments: Vec<String>,
     /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
     calls: std::sync::Arc<[String]>,
 }
@@ -498,27 +500,38 @@ impl<'t> Plan<'t> {
                             for_each_name(bytes, |token| work |= rules::MODEL_WORK.contains(&token));
                             work
                         };
-                        Scan { mentioned, loops_or_imports, own, works_through_self, calls: called_names(unit_text).into() }
+                        Scan {
+                            mentioned,
+                            loops_or_imports,
+                            own,
+                            works_through_self,
+                            self_assignments: self_assignments(unit_text),
+                            calls: called_names(unit_text).into(),
+                        }
                     }
                 };
                 seen.insert(text_hash, scan.clone());
                 (text_hash, scan)
             })
             .collect();
-        // Each class's assignments to `self.…` (in all its text, functions
-        // with syntax errors included), for the key of a method that works
-        // through `self`.
+        // Each class's assignments to `self.…`, for the key of a method that
+        // works through `self`. A class without syntax errors has all its
+        // methods among the units (and `self` means nothing outside them);
+        // in one with errors, the rules trust no assignment.
         let mut classes: HashMap<Option<usize>, u64> = HashMap::new();
-        for ((node, _, _), (_, scan)) in found.iter().zip(&scanned) {
-            if !scan.works_through_self {
-                continue;
+        if scanned.iter().any(|(_, scan)| scan.works_through_self) {
+            let mut assignments: HashMap<usize, (bool, Vec<&str>)> = HashMap::new();
+            for ((node, _, _), (_, scan)) in found.iter().zip(&scanned) {
+                if let Some(class) = innermost_class_node(*node) {
+                    let entry = assignments.entry(class.id()).or_insert_with(|| (class.has_error(), Vec::new()));
+                    entry.1.extend(scan.self_assignments.iter().map(String::as_str));
+                }
             }
-            let Some(class) = innermost_class_node(*node) else { continue };
-            classes.entry(Some(class.id())).or_insert_with(|| {
+            for (class, (has_error, lines)) in assignments {
                 let mut h = FxHasher::default();
-                (class.has_error(), self_assignments(&text[class.byte_range()])).hash(&mut h);
-                h.finish()
-            });
+                if has_error { true.hash(&mut h) } else { (false, lines).hash(&mut h) }
+                classes.insert(Some(class), h.finish());
+            }
         }
         let class_imports: Vec<(&str, &Range<usize>, &str)> = outside.scoped_imports().collect();
         let units = found

@@ -241,9 +241,9 @@ impl<'t> Module<'t> {
     pub fn outside_names<'a>(&'a self, relevant: impl Fn(&str) -> bool) -> HashMap<&'t str, OutsideName<'a>> {
         use std::hash::{Hash, Hasher};
         let mut out: HashMap<&'t str, OutsideName<'a>> = HashMap::new();
-        let mut add = |name: &'t str, at: Option<usize>, what: &'a str| {
+        let mut add = |name: &'t str, at: Option<usize>, what: &'a str, imported: bool| {
             let entry = out.entry(name).or_default();
-            entry.imported |= at.is_none();
+            entry.imported |= imported;
             entry.bound_at.extend(at);
             let mut h = rustc_hash::FxHasher::default();
             entry.hash.hash(&mut h);
@@ -254,20 +254,22 @@ impl<'t> Module<'t> {
         for (name, list) in &self.imports {
             for (scope, target) in list.iter().filter(|(_, t)| relevant(t)) {
                 let module_level = scope.start == 0 && scope.end == self.text.len();
-                add(name, None, if module_level { "import" } else { "local import" });
-                add(name, None, target);
+                add(name, None, if module_level { "import" } else { "local import" }, true);
+                add(name, None, target, true);
             }
         }
         for ((scope, name), list) in &self.bindings {
             if *scope == MODULE_SCOPE {
                 for (at, binding) in list {
-                    let what = match binding {
-                        Binding::Assigned(rhs) => self.text_of(*rhs),
-                        Binding::Annotated(ty) => self.text_of(*ty),
-                        Binding::LoopIndex => "loop",
-                        Binding::Parameter => "parameter",
+                    // The kind of binding and what it binds (`N = 10` and `N: 10` differ).
+                    let (kind, what) = match binding {
+                        Binding::Assigned(rhs) => ("=", self.text_of(*rhs)),
+                        Binding::Annotated(ty) => (":", self.text_of(*ty)),
+                        Binding::LoopIndex => ("for", ""),
+                        Binding::Parameter => ("parameter", ""),
                     };
-                    add(name, Some(*at), what);
+                    add(name, Some(*at), kind, false);
+                    add(name, None, what, false);
                 }
             }
         }
@@ -278,7 +280,7 @@ impl<'t> Module<'t> {
                 .iter()
                 .any(|(_, target)| target.as_deref().is_some_and(|n| n.starts_with("numba.") || n.starts_with("warp.")));
             if let (true, Some(name)) = (on_gpu, def.child_by_field_name("name")) {
-                add(self.text_of(name), None, &self.text[d.start_byte()..def.start_byte()]);
+                add(self.text_of(name), None, &self.text[d.start_byte()..def.start_byte()], true);
             }
         }
         out
@@ -629,17 +631,33 @@ impl<'t> Module<'t> {
             return *v;
         }
         let mut found: Option<Value> = None;
-        for node in gpulens_syntax::preorder(class) {
-            if node.kind() != "assignment" {
+        // The statements that assign it start a line with `self.name =`:
+        // found in the class's text, then looked up in the tree (a walk of
+        // a large class per attribute would cost more than the rules).
+        let class_text = &self.text[class.byte_range()];
+        let pattern = format!("self.{name}");
+        let mut offset = 0;
+        while let Some(i) = class_text[offset..].find(&pattern) {
+            let at = offset + i;
+            offset = at + pattern.len();
+            let line_start = class_text[..at].rfind('\n').map_or(0, |n| n + 1);
+            if !class_text[line_start..at].chars().all(|c| c == ' ' || c == '\t') {
                 continue;
             }
-            let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            let rest = class_text[offset..].trim_start_matches([' ', '\t']);
+            if !rest.starts_with('=') || rest.starts_with("==") {
+                continue;
+            }
+            let start = class.start_byte() + at;
+            let Some(node) = self.root.descendant_for_byte_range(start, start + pattern.len()) else { continue };
+            let Some(assignment) = [Some(node), node.parent()].into_iter().flatten().find_map(|n| n.parent().filter(|p| p.kind() == "assignment"))
+            else {
                 continue;
             };
-            let assigns = left.kind() == "attribute"
-                && left.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && self.text_of(o) == "self")
-                && left.child_by_field_name("attribute").is_some_and(|a| self.text_of(a) == name);
-            if !assigns {
+            let (Some(left), Some(right)) = (assignment.child_by_field_name("left"), assignment.child_by_field_name("right")) else {
+                continue;
+            };
+            if left.kind() != "attribute" || left.start_byte() != start {
                 continue;
             }
             let model = (right.kind() == "call")
