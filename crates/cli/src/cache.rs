@@ -30,7 +30,7 @@ use std::io::{Seek, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use gpulens_diagnostics::{rule, Applicability, Finding, Settings, Severity};
+use gpulens_diagnostics::{rule, Applicability, Edit, Finding, Fix, Settings, Severity};
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
 use serde::{Deserialize, Serialize};
@@ -45,50 +45,7 @@ const HEADER_LEN: usize = 8 + 4 + 16 + 8 + 8;
 /// The name of the default cache folder, in the current directory.
 pub const DEFAULT_DIR: &str = ".gpulens_cache";
 
-/// One finding as the command line reports it: the content of a
-/// [`Finding`], in a form this crate can also build back from the cache.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    /// Bytes of the decoded text.
-    pub range: Range<usize>,
-    pub code: &'static str,
-    pub library: &'static str,
-    pub severity: Severity,
-    pub message: String,
-    pub fix: Option<RecordFix>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordFix {
-    pub applicability: Applicability,
-    pub message: String,
-    pub edits: Vec<RecordEdit>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecordEdit {
-    pub range: Range<usize>,
-    pub text: String,
-}
-
-impl From<Finding> for Record {
-    fn from(f: Finding) -> Record {
-        Record {
-            range: f.range,
-            code: f.code,
-            library: f.library,
-            severity: f.severity,
-            message: f.message,
-            fix: f.fix.map(|fix| RecordFix {
-                applicability: fix.applicability,
-                message: fix.message,
-                edits: fix.edits.into_iter().map(|e| RecordEdit { range: e.range, text: e.text }).collect(),
-            }),
-        }
-    }
-}
-
-/// A [`Record`] as stored, without its fix (kept apart, so that a run that
+/// A [`Finding`] as stored, without its fix (kept apart, so that a run that
 /// shows no fixes does not read them): names rather than this build's
 /// `'static` strings and enum values, borrowed from the cache file.
 #[derive(Serialize, Deserialize)]
@@ -108,10 +65,10 @@ struct StoredFix<'a> {
     edits: Vec<(Range<usize>, &'a str)>,
 }
 
-/// A record built back with this build's strings; `None` for a code,
+/// A finding built back with this build's strings; `None` for a code,
 /// library or severity this build does not know (the build key makes that
 /// all but impossible; such an entry is a miss).
-fn record(stored: Stored<'_>, fix: Option<StoredFix<'_>>) -> Option<Record> {
+fn record(stored: Stored<'_>, fix: Option<StoredFix<'_>>) -> Option<Finding> {
     let code = rule(stored.code)?.code;
     let library = gpulens_diagnostics::RULES
         .iter()
@@ -120,12 +77,14 @@ fn record(stored: Stored<'_>, fix: Option<StoredFix<'_>>) -> Option<Record> {
         .or_else(|| Knowledge::get().library(stored.library).map(|l| l.id.as_str()))?;
     let severity =
         [Severity::Error, Severity::Warning, Severity::Info, Severity::Hint].into_iter().find(|s| s.as_str() == stored.severity)?;
-    let fix = fix.map(|f| RecordFix {
-        applicability: if f.safe { Applicability::Safe } else { Applicability::Unsafe },
-        message: f.message.to_string(),
-        edits: f.edits.into_iter().map(|(range, text)| RecordEdit { range, text: text.to_string() }).collect(),
+    let fix = fix.map(|f| {
+        Fix::new(
+            if f.safe { Applicability::Safe } else { Applicability::Unsafe },
+            f.message.to_string(),
+            f.edits.into_iter().map(|(range, text)| Edit { range, text: text.to_string() }).collect(),
+        )
     });
-    Some(Record { range: stored.range, code, library, severity, message: stored.message.to_string(), fix })
+    Some(Finding { range: stored.range, code, library, severity, message: stored.message.to_string(), fix })
 }
 
 /// What is kept for one file. The findings and their fixes are encoded
@@ -243,7 +202,7 @@ impl Cache<'_> {
 
     /// The stored findings for this file, when they are still right.
     /// `need_fixes`: whether the run shows fixes.
-    pub fn get(&self, lookup: &Lookup, need_fixes: bool) -> Option<Vec<Record>> {
+    pub fn get(&self, lookup: &Lookup, need_fixes: bool) -> Option<Vec<Finding>> {
         let entry = self.entries.get(lookup.path.as_str())?;
         let valid = entry.content == lookup.content && entry.settings == lookup.settings && (entry.fixed || !need_fixes);
         if !valid {
@@ -265,7 +224,7 @@ impl Cache<'_> {
     /// An entry for the file `lookup` was made for: its findings, and
     /// whether they carry their fixes; `None` if they cannot be encoded
     /// (then nothing is stored).
-    pub fn entry(lookup: &Lookup, findings: &[Record], fixed: bool) -> Option<Entry<'static>> {
+    pub fn entry(lookup: &Lookup, findings: &[Finding], fixed: bool) -> Option<Entry<'static>> {
         let (findings, fixes) = if findings.is_empty() {
             (Vec::new(), Vec::new())
         } else {

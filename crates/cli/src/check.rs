@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use gpulens_diagnostics::Settings;
+use gpulens_diagnostics::{Finding, Settings};
 use gpulens_gpu::GpuProfile;
 use rayon::prelude::*;
 
-use crate::cache::{self, Cache, CacheFile, Entry, Record};
+use crate::cache::{self, Cache, CacheFile, Entry};
 use crate::config::{Overrides, Resolver};
 use crate::output::{self, Needs, Shown};
 use crate::{CheckArgs, Format};
@@ -256,9 +256,9 @@ fn check_file(
 
 /// Runs the rules over `text`; returns the findings and whether they carry
 /// their fixes.
-fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile) -> (Vec<Record>, bool) {
+fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile) -> (Vec<Finding>, bool) {
     let findings = gpulens_diagnostics::check_text(text, settings, gpu);
-    (findings.into_iter().map(Record::from).collect(), true)
+    (findings, true)
 }
 
 /// Writes the fixed text over `path`, in the file's own encoding, through a

@@ -3,19 +3,18 @@
 
 use std::io::{self, Write};
 
-use gpulens_diagnostics::{rule, Rule, Severity, RULES};
+use gpulens_diagnostics::{rule, Finding, Rule, Severity, RULES};
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
 use gpulens_syntax::{LineIndex, PositionEncoding};
 use serde_json::{json, Value};
 
-use crate::cache::Record;
 use crate::check::{FileReport, Problem};
 
 /// A finding placed in its file, with everything the outputs show of it,
 /// so that the file's text need not be kept until the output is written.
 pub struct Shown {
-    pub record: Record,
+    pub record: Finding,
     /// 1-based line and column (in Unicode scalar values) of the first and
     /// last byte of the span.
     pub start: (usize, usize),
@@ -46,7 +45,7 @@ pub struct Needs {
 
 /// Places `records` in `text` for the outputs (fix edits are dropped when
 /// `needs.fixes` is false).
-pub fn locate(records: Vec<Record>, text: &str, needs: Needs) -> Vec<Shown> {
+pub fn locate(records: Vec<Finding>, text: &str, needs: Needs) -> Vec<Shown> {
     if records.is_empty() {
         return Vec::new();
     }
@@ -72,7 +71,7 @@ pub fn locate(records: Vec<Record>, text: &str, needs: Needs) -> Vec<Shown> {
         .collect()
 }
 
-fn snippet(text: &str, index: &LineIndex, f: &Record, line: usize, end_line: usize) -> Snippet {
+fn snippet(text: &str, index: &LineIndex, f: &Finding, line: usize, end_line: usize) -> Snippet {
     let range = index.line_range(text, line - 1);
     // Underline from the start to the end of the span, or of the line if the span goes on.
     let start = f.range.start.clamp(range.start, range.end);

@@ -75,6 +75,13 @@ pub struct Fix {
     pub(crate) pending: Vec<(fixes::Anchor, String)>,
 }
 
+impl Fix {
+    /// A fix whose edits are all placed (as one read back from a cache).
+    pub fn new(applicability: Applicability, message: String, edits: Vec<Edit>) -> Fix {
+        Fix { applicability, message, edits, pending: Vec::new() }
+    }
+}
+
 /// One piece of advice about one span of source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
