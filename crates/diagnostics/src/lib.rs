@@ -512,7 +512,7 @@ impl<'t> Plan<'t> {
                             loops_or_imports,
                             own,
                             works_through_self,
-                            self_assignments: self_assignments(unit_text),
+                            self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),
                         }
                     }
@@ -573,7 +573,7 @@ impl<'t> Plan<'t> {
                     up = n.parent();
                 }
                 if scan.works_through_self {
-                    classes.get(&innermost_class(node)).hash(&mut key);
+                    classes.get(&innermost_class_node(node).map(|c| c.id())).hash(&mut key);
                 }
                 for name in &reached {
                     let outside_name = &names[*name];
@@ -624,11 +624,7 @@ fn called_names(text: &str) -> Vec<String> {
     if loops { names } else { Vec::new() }
 }
 
-/// The class whose body holds `node` directly or through other classes (by node id).
-fn innermost_class(node: Node<'_>) -> Option<usize> {
-    innermost_class_node(node).map(|c| c.id())
-}
-
+/// The class whose body holds `node` directly or through other classes.
 fn innermost_class_node(node: Node<'_>) -> Option<Node<'_>> {
     let class = gpulens_syntax::grammar().class_definition;
     let mut up = node.parent();
@@ -639,32 +635,6 @@ fn innermost_class_node(node: Node<'_>) -> Option<Node<'_>> {
         up = n.parent();
     }
     None
-}
-
-/// Statements of `text` that assign to an attribute of `self`, with their
-/// continuation lines (until brackets close).
-fn self_assignments(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let trimmed = line.trim_start();
-        let Some(rest) = trimmed.strip_prefix("self.") else { continue };
-        let name_end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let after = rest[name_end..].trim_start();
-        if !after.starts_with('=') || after.starts_with("==") {
-            continue;
-        }
-        let mut statement = trimmed.to_string();
-        let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
-        let mut open = depth(trimmed);
-        while open > 0 {
-            let Some(next) = lines.next() else { break };
-            statement.push_str(next.trim());
-            open += depth(next);
-        }
-        out.push(statement);
-    }
-    out
 }
 
 /// The names a function definition's parameters bind.

@@ -585,26 +585,27 @@ impl<'t> Module<'t> {
     /// The fully qualified name an expression refers to through the imports:
     /// `np.fft.fft` → `numpy.fft.fft`, `KM` → `sklearn.cluster.KMeans`.
     pub fn qualified_name(&self, expr: Node<'_>) -> Option<String> {
+        self.qualified_through(expr, |name, offset| self.import_at(name, offset))
+    }
+
+    /// The dotted name `expr` (`a.b.c`) spells, its first part replaced by
+    /// what `import_of(first part, offset)` says it is.
+    fn qualified_through<'s>(&'s self, expr: Node<'_>, import_of: impl Fn(&str, usize) -> Option<&'s str>) -> Option<String> {
         let mut parts: Vec<&str> = Vec::new();
         let mut node = expr;
-        loop {
-            match node.kind() {
-                "identifier" => {
-                    let root = self.import_at(self.text_of(node), node.start_byte())?;
-                    let mut name = root.to_string();
-                    for part in parts.iter().rev() {
-                        name.push('.');
-                        name.push_str(part);
-                    }
-                    return Some(name);
-                }
-                "attribute" => {
-                    parts.push(self.text_of(node.child_by_field_name("attribute")?));
-                    node = node.child_by_field_name("object")?;
-                }
-                _ => return None,
-            }
+        while node.kind() == "attribute" {
+            parts.push(self.text_of(node.child_by_field_name("attribute")?));
+            node = node.child_by_field_name("object")?;
         }
+        if node.kind() != "identifier" {
+            return None;
+        }
+        let mut name = import_of(self.text_of(node), node.start_byte())?.to_string();
+        for part in parts.iter().rev() {
+            name.push('.');
+            name.push_str(part);
+        }
+        Some(name)
     }
 
     /// What `self.name` holds, from the assignments to it in any method of
@@ -634,18 +635,9 @@ impl<'t> Module<'t> {
         // The statements that assign it start a line with `self.name =`:
         // found in the class's text, then looked up in the tree (a walk of
         // a large class per attribute would cost more than the rules).
-        let class_text = &self.text[class.byte_range()];
         let pattern = format!("self.{name}");
-        let mut offset = 0;
-        while let Some(i) = class_text[offset..].find(&pattern) {
-            let at = offset + i;
-            offset = at + pattern.len();
-            let line_start = class_text[..at].rfind('\n').map_or(0, |n| n + 1);
-            if !class_text[line_start..at].chars().all(|c| c == ' ' || c == '\t') {
-                continue;
-            }
-            let rest = class_text[offset..].trim_start_matches([' ', '\t']);
-            if !rest.starts_with('=') || rest.starts_with("==") {
+        for (at, attribute, _) in self_assignments(&self.text[class.byte_range()]) {
+            if attribute != name {
                 continue;
             }
             let start = class.start_byte() + at;
@@ -686,23 +678,10 @@ impl<'t> Module<'t> {
 
     /// [`Module::qualified_name`] through the module-level imports only.
     fn module_level_name(&self, expr: Node<'_>) -> Option<String> {
-        let mut parts: Vec<&str> = Vec::new();
-        let mut node = expr;
-        while node.kind() == "attribute" {
-            parts.push(self.text_of(node.child_by_field_name("attribute")?));
-            node = node.child_by_field_name("object")?;
-        }
-        if node.kind() != "identifier" {
-            return None;
-        }
         let whole = 0..self.text.len();
-        let root = self.imports.get(self.text_of(node))?.iter().find(|(scope, _)| *scope == whole)?;
-        let mut name = root.1.clone();
-        for part in parts.iter().rev() {
-            name.push('.');
-            name.push_str(part);
-        }
-        Some(name)
+        self.qualified_through(expr, |name, _| {
+            self.imports.get(name)?.iter().find(|(scope, _)| *scope == whole).map(|(_, target)| target.as_str())
+        })
     }
 
     /// The knowledge-base entry a call's callee resolves to.
@@ -1222,4 +1201,38 @@ pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
         "list_splat_pattern" | "dictionary_splat_pattern" => param.named_child(0).filter(|n| n.kind() == "identifier"),
         _ => None,
     }
+}
+
+/// Statements of `text` that assign to an attribute of `self` at the start
+/// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
+/// attribute, and the statement through its continuation lines (until
+/// brackets close). What `Module::attribute_value` reads, and what the
+/// cache key of a method working through `self` covers.
+pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    while line_start < text.len() {
+        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+        let line = &text[line_start..line_end];
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let mut next = line_end + 1;
+        if let Some(rest) = line[indent..].strip_prefix("self.") {
+            let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let after = rest[name_len..].trim_start_matches([' ', '\t']);
+            if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
+                let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
+                let mut open = depth(line);
+                let mut end = line_end;
+                while open > 0 && end < text.len() {
+                    let following = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
+                    open += depth(&text[end + 1..following]);
+                    end = following;
+                }
+                next = end + 1;
+                out.push((line_start + indent, &rest[..name_len], &text[line_start..end]));
+            }
+        }
+        line_start = next;
+    }
+    out
 }

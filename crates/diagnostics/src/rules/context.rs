@@ -115,7 +115,7 @@ pub(crate) fn small_structure(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'
                 if target != operand && !results.contains(&target) {
                     continue;
                 }
-                if let Some(literal) = literal_index(module.text_of(index), n, module) {
+                if let Some(literal) = literal_index(module.text_of(index)) {
                     if literal.contains(',') {
                         return true; // `m[0, 1]`: one element of a matrix
                     }
@@ -147,7 +147,7 @@ pub(crate) fn small_structure(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'
 
 /// The subscript's index when it is one or more small non-negative integer
 /// literals (`2`, `0, 1`), as written without spaces.
-fn literal_index<'t>(index: &'t str, _node: Node<'_>, _module: &crate::Module<'_>) -> Option<&'t str> {
+fn literal_index(index: &str) -> Option<&str> {
     let parts: Vec<&str> = index.split(',').map(str::trim).collect();
     let small = |p: &str| p.len() == 1 && p.as_bytes()[0].is_ascii_digit();
     (parts.iter().all(|p| small(p)) && parts.len() <= 3).then_some(index)
