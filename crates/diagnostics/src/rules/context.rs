@@ -166,3 +166,46 @@ fn small_shape_check(text: &str, operand: &str) -> bool {
     let numbers: Vec<&str> = size.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']').split(',').filter(|p| !p.is_empty()).collect();
     about_shape && !numbers.is_empty() && numbers.iter().all(|n| n.parse::<u32>().is_ok_and(|v| v <= 4))
 }
+
+/// The model or index that `call` constructs gets no work in this function:
+/// it is returned for the caller to configure and use (a factory), loaded
+/// from a file (`index.load(path)`: nothing is built), or stored on `self`
+/// for another method (where the `models` rule speaks if it is fitted or
+/// searched there). The time is spent elsewhere, or not at all.
+pub(crate) fn built_for_elsewhere(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+    let module = cx.module;
+    let Some(parent) = call.parent() else { return false };
+    if parent.kind() == "return_statement" {
+        return true;
+    }
+    if parent.kind() != "assignment" || parent.child_by_field_name("right") != Some(call) {
+        return false;
+    }
+    let Some(left) = parent.child_by_field_name("left").filter(|l| matches!(l.kind(), "identifier" | "attribute")) else {
+        return false;
+    };
+    let Some(function) = function_of(call) else { return false };
+    let target = module.text_of(left);
+    let mut methods = Vec::new();
+    let mut other_use = false;
+    for n in preorder(function) {
+        if n.kind() != left.kind() || n.id() == left.id() || module.text_of(n) != target {
+            continue;
+        }
+        let method = n
+            .parent()
+            .filter(|p| p.kind() == "attribute" && p.child_by_field_name("object") == Some(n))
+            .and_then(|p| p.child_by_field_name("attribute"))
+            .map(|a| module.text_of(a));
+        match method {
+            Some(m) => methods.push(m),
+            None => other_use = true,
+        }
+    }
+    let loaded = methods.iter().any(|m| m.starts_with("load") || m.starts_with("read") || *m == "deserialize");
+    let worked = methods.iter().any(|m| super::MODEL_WORK.contains(m));
+    if loaded {
+        return !worked;
+    }
+    left.kind() == "attribute" && target.starts_with("self.") && methods.is_empty() && !other_use
+}

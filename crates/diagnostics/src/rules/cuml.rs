@@ -10,6 +10,9 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     if api.kind != ApiKind::Estimator || api.support == Support::Missing {
         return;
     }
+    if super::context::built_for_elsewhere(call.cx, call.site.node) {
+        return;
+    }
     let lib = call.library();
     let short = call.name.rsplit('.').next().unwrap_or(&call.name);
     let fallbacks = call.matched_fallbacks();

@@ -18,6 +18,9 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         return;
     }
     let Some(gpu) = api.gpu.as_deref() else { return };
+    if api.kind == ApiKind::Index && super::context::built_for_elsewhere(call.cx, call.site.node) {
+        return;
+    }
     let lib = call.library();
     let code = match (lib.id.as_str(), api.kind) {
         ("kvikio", ApiKind::Read) => "KVIKIO001",
