@@ -69,16 +69,18 @@ pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
 pub(crate) fn in_plotting_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
     let Some(function) = function_of(node) else { return false };
     let module = cx.module;
-    preorder(function).filter(|n| n.kind() == "call").any(|call| {
-        let Some(callee) = call.child_by_field_name("function") else { return false };
-        if let Some(name) = module.qualified_name(callee) {
-            return PLOTTING.iter().any(|p| name == *p || name.starts_with(&format!("{p}.")));
-        }
-        // Methods of axes and figures: `ax.plot(...)`, `fig.savefig(...)`.
-        let text = module.text_of(callee);
-        let (object, method) = text.rsplit_once('.').unwrap_or(("", text));
-        matches!(object, "ax" | "axes" | "fig" | "plt" | "axis")
-            && matches!(method, "plot" | "scatter" | "bar" | "hist" | "imshow" | "set_xlabel" | "set_ylabel" | "set_title" | "savefig" | "legend" | "fill_between")
+    module.answer_once(function, "plots", || {
+        preorder(function).filter(|n| n.kind() == "call").any(|call| {
+            let Some(callee) = call.child_by_field_name("function") else { return false };
+            if let Some(name) = module.qualified_name(callee) {
+                return PLOTTING.iter().any(|p| name == *p || name.starts_with(&format!("{p}.")));
+            }
+            // Methods of axes and figures: `ax.plot(...)`, `fig.savefig(...)`.
+            let text = module.text_of(callee);
+            let (object, method) = text.rsplit_once('.').unwrap_or(("", text));
+            matches!(object, "ax" | "axes" | "fig" | "plt" | "axis")
+                && matches!(method, "plot" | "scatter" | "bar" | "hist" | "imshow" | "set_xlabel" | "set_ylabel" | "set_title" | "savefig" | "legend" | "fill_between")
+        })
     })
 }
 
@@ -105,42 +107,32 @@ pub(crate) fn small_structure(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'
         }
     }
     let mut picked: Vec<(&str, &str)> = Vec::new();
-    for n in preorder(function) {
-        match n.kind() {
-            "subscript" => {
-                let (Some(value), Some(index)) = (n.child_by_field_name("value"), n.child_by_field_name("subscript")) else {
-                    continue;
-                };
-                let target = module.text_of(value);
-                if target != operand && !results.contains(&target) {
-                    continue;
-                }
-                if let Some(literal) = literal_index(module.text_of(index)) {
-                    if literal.contains(',') {
-                        return true; // `m[0, 1]`: one element of a matrix
-                    }
-                    // A decomposition's output indexed at a fixed position past the first two.
-                    if results.contains(&target) && literal.parse::<u8>().is_ok_and(|i| i >= 2) {
-                        return true;
-                    }
-                    if !picked.iter().any(|(t, l)| *t == target && *l == literal) {
-                        picked.push((target, literal));
-                    }
-                    // Two or more components of the same array, one of them past the first.
-                    let components = picked.iter().filter(|(t, _)| *t == target).count();
-                    if components >= 2 && picked.iter().any(|(t, l)| *t == target && *l != "0") {
-                        return true;
-                    }
-                }
-            }
-            "comparison_operator" => {
-                let text = module.text_of(n);
-                if small_shape_check(text, operand) {
-                    return true;
-                }
-            }
-            _ => {}
+    let facts = module.facts_of(function);
+    for (value, index) in &facts.subscripts {
+        let target = &module.text[value.clone()];
+        if target != operand && !results.contains(&target) {
+            continue;
         }
+        if let Some(literal) = literal_index(&module.text[index.clone()]) {
+            if literal.contains(',') {
+                return true; // `m[0, 1]`: one element of a matrix
+            }
+            // A decomposition's output indexed at a fixed position past the first two.
+            if results.contains(&target) && literal.parse::<u8>().is_ok_and(|i| i >= 2) {
+                return true;
+            }
+            if !picked.iter().any(|(t, l)| *t == target && *l == literal) {
+                picked.push((target, literal));
+            }
+            // Two or more components of the same array, one of them past the first.
+            let components = picked.iter().filter(|(t, _)| *t == target).count();
+            if components >= 2 && picked.iter().any(|(t, l)| *t == target && *l != "0") {
+                return true;
+            }
+        }
+    }
+    if facts.comparisons.iter().any(|c| small_shape_check(&module.text[c.clone()], operand)) {
+        return true;
     }
     false
 }
@@ -208,4 +200,153 @@ pub(crate) fn built_for_elsewhere(cx: &Context<'_, '_>, call: Node<'_>) -> bool 
         return !worked;
     }
     left.kind() == "attribute" && target.starts_with("self.") && methods.is_empty() && !other_use
+}
+
+/// `node` sits in a function that Numba compiles for the CPU (`@njit`,
+/// `@jit`, `@numba.jit(nopython=True)`): its loops are machine code already
+/// and it cannot call CuPy, so CPU-candidate advice does not apply there.
+/// (`@cuda.jit` kernels are the `GPU…` checks' business.)
+pub(crate) fn in_cpu_jit(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+    let module = cx.module;
+    let mut current = node.parent();
+    while let Some(n) = current {
+        if n.kind() == "decorated_definition" && n.child_by_field_name("definition").is_some_and(|d| d.kind() == "function_definition") {
+            let jit = module.decorators(n).iter().any(|(_, name)| {
+                name.as_deref().is_some_and(|name| {
+                    matches!(name, "numba.njit" | "numba.jit" | "numba.generated_jit" | "numba.core.decorators.jit" | "numba.core.decorators.njit")
+                })
+            });
+            if jit {
+                return true;
+            }
+        }
+        current = n.parent();
+    }
+    false
+}
+
+/// `expr` is a Python function: a lambda, a `def` of the function around
+/// `node` or of the module, or a function imported by name
+/// (`from numpy import nanmedian`). GPU libraries cannot run Python
+/// functions: CuPy wants kernels, nx-cugraph attribute names, cuDF
+/// functions Numba can compile.
+pub(crate) fn python_callable(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'_>) -> bool {
+    let module = cx.module;
+    match expr.kind() {
+        "lambda" => true,
+        "identifier" => {
+            let name = module.text_of(expr);
+            let nested = function_of(node).is_some_and(|f| {
+                preorder(f).any(|n| {
+                    n.kind() == "function_definition" && n.child_by_field_name("name").is_some_and(|d| module.text_of(d) == name)
+                })
+            });
+            let imported = module.imports_at(expr.start_byte()).any(|(local, target)| {
+                local == name
+                    && target.contains('.')
+                    && target.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()))
+            });
+            nested || imported || (module.defined_at_module_level(name) && !module.assigned_at_module_level(name)
+                && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))
+        }
+        _ => false,
+    }
+}
+
+/// Any argument of `call` (positional or by keyword) is a Python function.
+pub(crate) fn takes_python_callable(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let mut cursor = args.walk();
+    let found = args.named_children(&mut cursor).any(|a| {
+        let a = if a.kind() == "keyword_argument" { a.child_by_field_name("value") } else { Some(a) };
+        a.is_some_and(|a| python_callable(cx, call, a))
+    });
+    found
+}
+
+/// Python builtins that turn an array into Python objects, one per element.
+const TO_PYTHON: &[&str] = &["list", "sorted", "set", "tuple", "enumerate", "Counter", "frozenset", "dict"];
+
+/// What `call` returns becomes Python objects, one per element: iterated by
+/// a `for` (or `range(len(...))`), passed to `list`/`sorted`/`set`/…, or
+/// converted with `.tolist()`. Code that does that keeps few elements (the
+/// classes of a label vector, a handful of eigenvalues): converting many
+/// would cost more than computing them.
+pub(crate) fn result_to_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+    let module = cx.module;
+    if consumed_by_python(module, call) {
+        return true;
+    }
+    // `u = np.unique(y)`, then `for c in u` / `sorted(u)` / `range(len(u))`.
+    let Some(parent) = call.parent().filter(|p| p.kind() == "assignment") else { return false };
+    let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
+    let Some(function) = function_of(call) else { return false };
+    let name = module.text_of(left);
+    preorder(function)
+        .filter(|n| n.kind() == "identifier" && n.id() != left.id() && n.start_byte() > call.start_byte() && module.text_of(*n) == name)
+        .any(|n| consumed_by_python(module, n))
+}
+
+fn consumed_by_python(module: &crate::Module<'_>, expr: Node<'_>) -> bool {
+    let Some(parent) = expr.parent() else { return false };
+    match parent.kind() {
+        "for_statement" | "for_in_clause" => parent.child_by_field_name("right") == Some(expr),
+        "attribute" => {
+            parent.child_by_field_name("object") == Some(expr)
+                && parent.child_by_field_name("attribute").is_some_and(|a| module.text_of(a) == "tolist")
+        }
+        "argument_list" => {
+            let Some(call) = parent.parent().filter(|c| c.kind() == "call") else { return false };
+            let callee = call.child_by_field_name("function").map_or("", |f| module.text_of(f));
+            if TO_PYTHON.contains(&callee) {
+                return true;
+            }
+            // `range(len(u))`: an index loop over the elements.
+            callee == "len"
+                && call
+                    .parent()
+                    .filter(|p| p.kind() == "argument_list")
+                    .and_then(|p| p.parent())
+                    .and_then(|c| c.child_by_field_name("function"))
+                    .is_some_and(|f| module.text_of(f) == "range")
+        }
+        _ => false,
+    }
+}
+
+/// Methods of a pandas group-by whose work is Python code per group (given
+/// a Python function), or that hand the groups to Python (`.groups`).
+pub(crate) const PER_GROUP: &[&str] = &["apply", "agg", "aggregate", "transform", "filter", "pipe"];
+
+/// The group-by `call` makes is worked through in Python, group by group:
+/// iterated by a `for`, looked up through `.groups`/`.indices`/`.get_group`,
+/// or given a Python function (`.apply(lambda g: ...)`). The grouping is
+/// then the cheap part, and cuDF runs the Python per group on the CPU too.
+pub(crate) fn groups_in_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+    let module = cx.module;
+    let python_use = |grouped: Node<'_>| {
+        let Some(parent) = grouped.parent() else { return false };
+        if matches!(parent.kind(), "for_statement" | "for_in_clause") && parent.child_by_field_name("right") == Some(grouped) {
+            return true;
+        }
+        if parent.kind() != "attribute" || parent.child_by_field_name("object") != Some(grouped) {
+            return false;
+        }
+        let method = parent.child_by_field_name("attribute").map_or("", |a| module.text_of(a));
+        if matches!(method, "groups" | "indices" | "get_group") {
+            return true;
+        }
+        PER_GROUP.contains(&method)
+            && parent.parent().filter(|c| c.kind() == "call").is_some_and(|c| takes_python_callable(cx, c))
+    };
+    if python_use(call) {
+        return true;
+    }
+    let Some(parent) = call.parent().filter(|p| p.kind() == "assignment") else { return false };
+    let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
+    let Some(function) = function_of(call) else { return false };
+    let name = module.text_of(left);
+    preorder(function)
+        .filter(|n| n.kind() == "identifier" && n.id() != left.id() && n.start_byte() > call.start_byte() && module.text_of(*n) == name)
+        .any(python_use)
 }

@@ -83,6 +83,16 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     if api.kind != ApiKind::Method || api.support == Support::Missing || is_small(cx, value) {
         return;
     }
+    // A Python function per element or group, or groups handed to Python:
+    // the GPU would not run that code (cudf.pandas runs it in pandas).
+    let python = if method == "groupby" {
+        super::context::groups_in_python(cx, site.node)
+    } else {
+        (super::context::PER_GROUP.contains(&method) || method == "map") && super::context::takes_python_callable(cx, site.node)
+    };
+    if python {
+        return;
+    }
     out.push(op_finding(cx, site, &callee, api, lib, value));
 }
 

@@ -11,6 +11,11 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     if api.kind != ApiKind::Algorithm || api.support == Support::Missing {
         return;
     }
+    // A Python function as weight (or heuristic): nx-cugraph dispatches
+    // only attribute names, so NetworkX runs this call itself.
+    if super::context::takes_python_callable(call.cx, call.site.node) {
+        return;
+    }
     let module = call.cx.module;
     let graph = module
         .first_positional(call.site.node)

@@ -31,6 +31,10 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         // No GPU equivalent for this call as written: promising one would be wrong.
         return None;
     }
+    // CuPy runs kernels, not Python functions (`generic_filter(img, func)`).
+    if context::takes_python_callable(call.cx, call.site.node) {
+        return None;
+    }
     let module = call.cx.module;
     if module.any_arg_on_device(call.site.node, call.site.scope) {
         return None; // already GPU data: GPU007's business
@@ -55,7 +59,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
 fn looks_small(call: &Call<'_, '_>) -> bool {
     let cx = call.cx;
     let node = call.site.node;
-    if context::in_geometry(cx, node) {
+    if context::in_geometry(cx, node) || context::result_to_python(cx, node) {
         return true;
     }
     let Some(args) = node.child_by_field_name("arguments") else { return false };

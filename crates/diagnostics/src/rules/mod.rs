@@ -51,9 +51,13 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     }
     loops::check(cx, &mut out);
     // The data behind a plot is what gets drawn: small, and the time goes to drawing.
+    // Code Numba compiles for the CPU is machine code already, and cannot call CuPy.
     out.retain(|f| {
         f.code.starts_with("GPU")
-            || cx.module.node_at(f.range.clone()).is_none_or(|node| !context::in_plotting_function(cx, node))
+            || cx
+                .module
+                .node_at(f.range.clone())
+                .is_none_or(|node| !context::in_plotting_function(cx, node) && !context::in_cpu_jit(cx, node))
     });
     gpu::check(cx, &mut out);
     // Several GPUs attached: the RAPIDS libraries have a distributed path.
