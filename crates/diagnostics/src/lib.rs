@@ -135,24 +135,33 @@ pub(crate) struct Context<'a, 't> {
 
 /// Runs every enabled rule over `text` (whose tree is `tree`).
 pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+    check_hiding(text, tree, settings, gpu, &[])
+}
+
+/// [`check`] over a tree that leaves out the module-level functions named
+/// `hidden` (a partial parse): fixes still treat their names as taken.
+fn check_hiding(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hidden: &[String]) -> Vec<Finding> {
     let knowledge = Knowledge::get();
     if !might_have_findings(text, knowledge) {
         return Vec::new();
     }
-    let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
+    let mut plan = Plan::new(text, tree, knowledge, &mut Scans::default());
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
+        plan.outside.hidden_definitions = hidden.to_vec();
         return finish(text, tree, &plan, run_rules(&plan.outside, text, tree, settings, gpu));
     }
-    let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    let mut module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    module.hidden_definitions = hidden.to_vec();
     finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu))
 }
 
 /// [`check`] for text that has no tree yet, as `gpulens check` reads files:
-/// parses only what can matter. A byte-level outline finds the test
-/// functions (whose advice is never shown, unless the file uses a GPU
-/// library) and the insides of long docstrings; the parser skips those, and
-/// the tree it gives is used only when it is what the outline predicted (no
+/// parses only what can matter. A byte-level outline finds the functions;
+/// the parser skips test functions (whose advice is never shown, unless the
+/// file uses a GPU library), functions that name nothing a rule can start
+/// from (see [`irrelevant_definitions`]) and the insides of long docstrings.
+/// The tree it gives is used only when it is what the outline predicted (no
 /// syntax errors, every kept definition where the outline saw it). The
 /// findings are the same as `check` over the whole tree: a test holds it to
 /// that over every fixture and the benchmark corpus.
@@ -160,8 +169,10 @@ pub fn check_text(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Find
     if !might_have_findings(text, Knowledge::get()) {
         return Vec::new();
     }
-    if let Some(tree) = parse_what_matters(text) {
-        let findings = check(text, &tree, settings, gpu);
+    let parsed = parse_what_matters(text);
+
+    if let Some((tree, hidden)) = parsed {
+        let findings = check_hiding(text, &tree, settings, gpu, &hidden);
         // A rewrite of module-level code looks at every function that uses
         // its variables, skipped ones too.
         let units = definition_units(&tree);
@@ -179,34 +190,25 @@ pub fn parses_in_part(text: &str) -> bool {
     parse_what_matters(text).is_some()
 }
 
-/// The tree of `text` without the parts that cannot produce a finding, or
-/// `None` when the outline can't be trusted (or saves nothing).
-fn parse_what_matters(text: &str) -> Option<Tree> {
+/// The tree of `text` without the parts that cannot produce a finding, with
+/// the names of the module-level functions it leaves out; `None` when the
+/// outline can't be trusted (or saves nothing).
+fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
     let outline = gpulens_syntax::outline::outline(text)?;
-    // The GPU rules apply in tests too.
-    let tests_matter = GPU_MODULES.iter().any(|m| text.contains(m));
-    let mut skipped: Vec<bool> = outline
-        .definitions
-        .iter()
-        .map(|d| !tests_matter && d.name.starts_with("test") && !d.fixture)
-        .collect();
-    // A class body can't be empty: keep one definition of a class whose
-    // every statement would be skipped.
-    for &(class, statements) in &outline.class_statements {
-        let inside: Vec<usize> =
-            (0..outline.definitions.len()).filter(|&i| outline.definitions[i].classes.last() == Some(&class)).collect();
-        let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
-        if statements > 0 && skipped_inside >= statements {
-            skipped[inside[0]] = false;
+    // The GPU rules apply in tests too, and read kernels anywhere.
+    let gpu_code = GPU_MODULES.iter().any(|m| text.contains(m));
+    let mut skipped: Vec<bool> =
+        outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
+    if !gpu_code {
+        if let Some(irrelevant) = irrelevant_definitions(text, &outline) {
+            skipped.iter_mut().zip(irrelevant).for_each(|(s, i)| *s |= i);
         }
     }
-    let mut skip: Vec<Range<usize>> =
-        outline.definitions.iter().zip(&skipped).filter(|(_, s)| **s).map(|(d, _)| d.range.clone()).collect();
-    skip.extend(outline.long_strings.iter().cloned());
+    keep_class_bodies(&outline, &mut skipped);
+    let skip = skipped_ranges(&outline, &skipped);
     if skip.is_empty() {
         return None;
     }
-    skip.sort_by_key(|r| r.start);
     let tree = gpulens_syntax::outline::parse_excluding(text, &skip);
     let root = tree.root_node();
     if root.has_error() {
@@ -226,7 +228,290 @@ fn parse_what_matters(text: &str) -> Option<Tree> {
                 .descendant_for_byte_range(r.start - 1, r.start)
                 .is_some_and(|n| n.kind() == "string_start" && n.end_byte() == r.start)
     });
-    strings_hold.then_some(tree)
+    let hidden = outline.definitions.iter().zip(&skipped).filter(|(d, s)| **s && d.classes.is_empty()).map(|(d, _)| d.name.clone());
+    strings_hold.then(|| (tree, hidden.collect()))
+}
+
+/// A class body can't be empty: of a class whose every statement would be
+/// skipped, keep its smallest definition.
+fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) {
+    for &(class, statements) in &outline.class_statements {
+        let inside: Vec<usize> =
+            (0..outline.definitions.len()).filter(|&i| outline.definitions[i].classes.last() == Some(&class)).collect();
+        let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
+        if statements > 0 && skipped_inside >= statements {
+            let smallest = inside.iter().min_by_key(|&&i| outline.definitions[i].range.len()).expect("a statement");
+            skipped[*smallest] = false;
+        }
+    }
+}
+
+/// The skipped definitions and the long strings outside them, sorted.
+fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) -> Vec<Range<usize>> {
+    let mut skip: Vec<Range<usize>> =
+        outline.definitions.iter().zip(skipped).filter(|(_, s)| **s).map(|(d, _)| d.range.clone()).collect();
+    let strings = outline.long_strings.iter().filter(|r| !skip.iter().any(|s| s.start <= r.start && r.end <= s.end));
+    let strings: Vec<Range<usize>> = strings.cloned().collect();
+    skip.extend(strings);
+    skip.sort_by_key(|r| r.start);
+    skip
+}
+
+/// Which of the outline's definitions can have no finding, judged from the
+/// module's code outside them (parsed alone) and each function's tokens
+/// outside its long strings. Every rule starts from one of:
+/// - a call that resolves through an import (the module's or the
+///   function's own) to the knowledge base, or a module-level name whose
+///   value is built from one: a dotted name spelling an entry;
+/// - in a module that imports an array library, a loop over `range` that
+///   writes an element or accumulates (`x[i] = …`, `s += …`);
+/// - a model's or index's work through `self`.
+/// Functions calling others in a loop are kept when they call a kept one
+/// (hotness reads the caller). `None` when the code outside the functions
+/// doesn't parse cleanly alone. Files using a GPU library are not judged
+/// here (their rules read kernels and tests anywhere).
+fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
+    let knowledge = Knowledge::get();
+    let mut all = vec![true; outline.definitions.len()];
+    keep_class_bodies(outline, &mut all);
+    let tree = gpulens_syntax::outline::parse_excluding(text, &skipped_ranges(outline, &all));
+    if tree.root_node().has_error() {
+        return None;
+    }
+    let inside = sorted(definition_units(&tree).iter().map(|(node, _, _)| node.id()).collect());
+    let outside = Module::new_skipping(text, &tree, knowledge, &inside);
+    // What the module imports from the libraries the rules know, by local name.
+    let mut imported: HashMap<&str, Vec<String>> = HashMap::new();
+    for (name, target) in outside.imports_at(0).chain(outside.scoped_imports().map(|(n, _, t)| (n, t))) {
+        if relevant_module(knowledge, target) {
+            imported.entry(name).or_default().push(target.to_string());
+        }
+    }
+    let spells_entry = |targets: &[String], chain: &[&str]| {
+        targets.iter().any(|target| {
+            let mut name = target.clone();
+            knowledge.api(&name).is_some()
+                || chain.iter().any(|part| {
+                    name.push('.');
+                    name.push_str(part);
+                    knowledge.api(&name).is_some()
+                })
+        })
+    };
+    // Whether `bytes` names a live name, or a dotted name from an import
+    // (of the module, or in `local`) that spells a knowledge-base entry.
+    let starts_from = |bytes: &[u8], live: &std::collections::HashSet<&str>, local: &HashMap<&str, Vec<String>>| {
+        let mut found = false;
+        for_each_name(bytes, |token| {
+            if found || live.contains(token) {
+                found = true;
+                return;
+            }
+            for targets in [imported.get(token), local.get(token)].into_iter().flatten() {
+                let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
+                found |= spells_entry(targets, &dotted_chain(&bytes[end..]));
+            }
+        });
+        found
+    };
+    // Live module-level names: bound where their value can't be read (a
+    // loop, a parameter), or to a value that starts from the libraries.
+    let names = outside.outside_names(|target| relevant_module(knowledge, target));
+    let mut live: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let none = HashMap::new();
+    loop {
+        let before = live.len();
+        for (name, n) in &names {
+            if !live.contains(name)
+                && !imported.contains_key(name)
+                && n.texts.iter().any(|t| matches!(*t, "for" | "parameter") || starts_from(t.as_bytes(), &live, &none))
+            {
+                live.insert(name);
+            }
+        }
+        if live.len() == before {
+            break;
+        }
+    }
+    let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
+    let arrays = imported.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
+    let mut irrelevant: Vec<bool> = outline
+        .definitions
+        .iter()
+        .map(|d| {
+            // Its code: the definition without its long strings.
+            let mut code: Vec<&[u8]> = Vec::new();
+            let mut at = d.range.start;
+            for s in outline.long_strings.iter().filter(|s| d.range.start <= s.start && s.end <= d.range.end) {
+                code.push(&text.as_bytes()[at..s.start]);
+                at = s.end;
+            }
+            code.push(&text.as_bytes()[at..d.range.end]);
+            let mut local: HashMap<&str, Vec<String>> = HashMap::new();
+            let mut ranges = false;
+            let mut model_work = false;
+            let mut self_attributes = false;
+            for part in &code {
+                for_each_name(part, |token| match token {
+                    "range" => ranges = true,
+                    "self" => self_attributes = true,
+                    _ => model_work |= rules::MODEL_WORK.contains(&token),
+                });
+                if !local_imports(part, &mut |name, target| {
+                    if relevant_module(knowledge, &target) {
+                        local.entry(name).or_default().push(target);
+                    }
+                }) {
+                    return false; // an import it can't read
+                }
+                if ["synchronize", "copy_to_host"].iter().any(|w| part.windows(w.len()).any(|x| x == w.as_bytes())) {
+                    return false;
+                }
+            }
+            let loop_writes = arrays && ranges && code.iter().any(|part| writes_or_accumulates(part));
+            let relevant = loop_writes
+                || (model_work && self_attributes)
+                || code.iter().any(|part| starts_from(part, &live, &local));
+            !relevant
+        })
+        .collect();
+    // Hotness reads the functions that call a function with findings in a loop.
+    let kept: std::collections::HashSet<&str> =
+        outline.definitions.iter().zip(&irrelevant).filter(|(_, i)| !**i).map(|(d, _)| d.name.as_str()).collect();
+    for (d, i) in outline.definitions.iter().zip(irrelevant.iter_mut()) {
+        if *i && called_names(&text[d.range.clone()]).iter().any(|c| kept.contains(c.as_str())) {
+            *i = false;
+        }
+    }
+    Some(irrelevant)
+}
+
+/// Reads the import statements of `code` (`import a.b as c`, `from a
+/// import b as c, d`), calling `bind(local name, qualified target)` for
+/// each name bound; `false` when some `import` is not in a form it reads
+/// (the caller must then assume the worst). Relative imports bind nothing
+/// the rules know.
+fn local_imports<'a>(code: &'a [u8], bind: &mut impl FnMut(&'a str, String)) -> bool {
+    let mut ok = true;
+    let mut offsets = Vec::new();
+    for_each_name(code, |token| {
+        if token == "import" {
+            offsets.push(token.as_ptr() as usize - code.as_ptr() as usize);
+        }
+    });
+    for at in offsets {
+        let line_start = code[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let head = std::str::from_utf8(&code[line_start..at]).unwrap_or("#").trim();
+        // The names after `import`, to the end of the line or the closing bracket.
+        let rest = &code[at + "import".len()..];
+        let open = rest.iter().position(|b| !matches!(b, b' ' | b'\t')).is_some_and(|i| rest[i] == b'(');
+        let end = if open {
+            rest.iter().position(|&b| b == b')')
+        } else {
+            Some(rest.iter().position(|&b| b == b'\n' || b == b';').unwrap_or(rest.len()))
+        };
+        let Some(end) = end else { return false };
+        let Ok(list) = std::str::from_utf8(&rest[..end]) else { return false };
+        let list = list.trim().trim_start_matches('(');
+        if list.contains(['\\', '#', '"', '\'']) {
+            return false;
+        }
+        let from = match head.strip_prefix("from ").map(str::trim) {
+            Some(module) => match module.strip_suffix(" ").unwrap_or(module) {
+                m if m.starts_with('.') => continue,
+                m if is_dotted(m) => Some(m),
+                _ => return false,
+            },
+            None if head.is_empty() => None,
+            None => return false,
+        };
+        for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let mut words = item.split_whitespace();
+            let (Some(what), alias) = (words.next(), words.next().map(|w| (w, words.next(), words.next()))) else { return false };
+            let alias = match alias {
+                None => None,
+                Some(("as", Some(a), None)) => Some(a),
+                _ => return false,
+            };
+            if !is_dotted(what) && what != "*" {
+                return false;
+            }
+            let name_at = |word: &str| {
+                let offset = word.as_ptr() as usize - code.as_ptr() as usize;
+                std::str::from_utf8(&code[offset..offset + word.len()]).expect("a slice of valid text")
+            };
+            match (from, alias) {
+                (Some(_), _) if what == "*" => ok = false,
+                (Some(module), alias) => bind(name_at(alias.unwrap_or(what)), format!("{module}.{what}")),
+                (None, Some(alias)) => bind(name_at(alias), what.to_string()),
+                (None, None) => {
+                    let first = what.split('.').next().expect("split gives one");
+                    bind(name_at(first), first.to_string());
+                }
+            }
+        }
+    }
+    ok
+}
+
+fn is_dotted(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// Whether `code` has an assignment to an element (`x[i] = …`) or an
+/// augmented assignment (`s += …`): what a loop must do to be a kernel.
+fn writes_or_accumulates(code: &[u8]) -> bool {
+    code.iter().enumerate().any(|(i, &b)| {
+        if b != b'=' || code.get(i + 1) == Some(&b'=') {
+            return false;
+        }
+        let mut j = i;
+        while j > 0 && matches!(code[j - 1], b' ' | b'\t') {
+            j -= 1;
+        }
+        match j.checked_sub(1).map(|k| code[k]) {
+            Some(b']') => true,
+            Some(b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^') => j == i,
+            Some(b'<' | b'>') => j == i && j >= 2 && code[j - 2] == code[j - 1],
+            _ => false,
+        }
+    })
+}
+
+/// The attribute names after a name (`.fft.rfft` → `["fft", "rfft"]`),
+/// spaces around the dots allowed; it stops at anything else.
+fn dotted_chain(bytes: &[u8]) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    let space = |b: u8| b == b' ' || b == b'\t';
+    loop {
+        let mut j = i;
+        while j < bytes.len() && space(bytes[j]) {
+            j += 1;
+        }
+        if bytes.get(j) != Some(&b'.') {
+            return parts;
+        }
+        j += 1;
+        while j < bytes.len() && space(bytes[j]) {
+            j += 1;
+        }
+        let start = j;
+        while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] >= 0x80) {
+            j += 1;
+        }
+        match std::str::from_utf8(&bytes[start..j]) {
+            Ok(part) if !part.is_empty() => parts.push(part),
+            _ => return parts,
+        }
+        i = j;
+    }
+}
+
+/// Whether an import of `target` matters to some rule.
+fn relevant_module(knowledge: &Knowledge, target: &str) -> bool {
+    let top = target.split('.').next().unwrap_or(target);
+    top == "time" || GPU_MODULES.contains(&top) || rules::PLOTTING.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
 }
 
 /// [`check`] without any of its shortcuts (the byte pre-scan, skipping
@@ -423,13 +708,7 @@ impl<'t> Plan<'t> {
         let found = definition_units(tree);
         let all = sorted(found.iter().map(|(node, _, _)| node.id()).collect());
         let outside = Module::new_skipping(text, tree, knowledge, &all);
-        let relevant = |target: &str| {
-            let top = target.split('.').next().unwrap_or(target);
-            top == "time"
-                || GPU_MODULES.contains(&top)
-                || rules::PLOTTING.contains(&top)
-                || knowledge.cpu_modules.iter().any(|m| m == top)
-        };
+        let relevant = |target: &str| relevant_module(knowledge, target);
         let names = outside.outside_names(relevant);
         // Findings depend on which of the libraries the rules know the module
         // imports (the loop rules ask); fixes depend on every module-level

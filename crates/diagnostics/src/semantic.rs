@@ -142,11 +142,29 @@ pub struct Module<'t> {
     root: Node<'t>,
     /// Names of the module-level `def`s and `class`es, gathered on first use.
     definitions: std::cell::OnceCell<rustc_hash::FxHashSet<String>>,
+    /// Module-level functions left out of the tree (a partial parse): their
+    /// names are still taken.
+    pub(crate) hidden_definitions: Vec<String>,
+    /// Function node id → what the context rules read in it, gathered on
+    /// first use (they read a function once per call in it). Byte ranges,
+    /// not nodes: a cell holding nodes would pin the tree's lifetime.
+    function_facts: std::cell::RefCell<HashMap<usize, std::rc::Rc<FunctionFacts>>>,
+    /// (node id, question) → a yes/no answer about it worked out once.
+    answers: std::cell::RefCell<HashMap<(usize, &'static str), bool>>,
     /// (class node, attribute) → what `self.attribute` holds, worked out on first use.
     attributes: std::cell::RefCell<HashMap<(usize, String), Value>>,
 }
 
 pub(crate) const MODULE_SCOPE: usize = usize::MAX;
+
+/// What a function holds that the context rules read, in source order.
+#[derive(Debug, Default)]
+pub(crate) struct FunctionFacts {
+    /// Subscripts: (the subscripted value, the index).
+    pub subscripts: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// Comparisons (`a.shape == (3, 3)`).
+    pub comparisons: Vec<std::ops::Range<usize>>,
+}
 
 impl<'t> Module<'t> {
     pub fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge) -> Self {
@@ -160,7 +178,10 @@ impl<'t> Module<'t> {
         let mut module = Module {
             root: tree.root_node(),
             definitions: std::cell::OnceCell::new(),
+            hidden_definitions: Vec::new(),
             attributes: std::cell::RefCell::new(HashMap::new()),
+            function_facts: std::cell::RefCell::new(HashMap::new()),
+            answers: std::cell::RefCell::new(HashMap::new()),
             text,
             imports: HashMap::new(),
             bindings: HashMap::new(),
@@ -183,6 +204,38 @@ impl<'t> Module<'t> {
         self.bindings.keys().filter(|(s, _)| *s == MODULE_SCOPE).map(|(_, n)| *n)
     }
 
+    /// What the context rules read in `function`, walked once.
+    pub(crate) fn facts_of(&self, function: Node<'_>) -> std::rc::Rc<FunctionFacts> {
+        if let Some(facts) = self.function_facts.borrow().get(&function.id()) {
+            return facts.clone();
+        }
+        let mut facts = FunctionFacts::default();
+        for n in gpulens_syntax::preorder(function) {
+            match n.kind() {
+                "subscript" => {
+                    if let (Some(value), Some(index)) = (n.child_by_field_name("value"), n.child_by_field_name("subscript")) {
+                        facts.subscripts.push((value.byte_range(), index.byte_range()));
+                    }
+                }
+                "comparison_operator" => facts.comparisons.push(n.byte_range()),
+                _ => {}
+            }
+        }
+        let facts = std::rc::Rc::new(facts);
+        self.function_facts.borrow_mut().insert(function.id(), facts.clone());
+        facts
+    }
+
+    /// `answer()`, worked out once per (node, question).
+    pub(crate) fn answer_once(&self, node: Node<'_>, question: &'static str, answer: impl FnOnce() -> bool) -> bool {
+        if let Some(known) = self.answers.borrow().get(&(node.id(), question)) {
+            return *known;
+        }
+        let known = answer();
+        self.answers.borrow_mut().insert((node.id(), question), known);
+        known
+    }
+
     /// Whether a module-level `def` or `class` (decorated or not) is named `name`.
     pub(crate) fn defined_at_module_level(&self, name: &str) -> bool {
         let definitions = self.definitions.get_or_init(|| {
@@ -196,7 +249,7 @@ impl<'t> Module<'t> {
                 })
                 .collect()
         });
-        definitions.contains(name)
+        definitions.contains(name) || self.hidden_definitions.iter().any(|d| d == name)
     }
 
     /// Whether the module level assigns `name`.

@@ -96,6 +96,44 @@ fn texts_that_look_like_something_else() {
     assert!(with_findings >= 6, "{with_findings}");
 }
 
+/// Functions that name no library call directly but still have findings
+/// (or shape another function's): each reason `check_text` keeps one.
+#[test]
+fn functions_kept_for_every_reason_a_rule_starts() {
+    let quiet = "def quiet(a):\n    return [str(x) for x in a]\n\n";
+    let cases = [
+        // Imports inside the function, in every form.
+        format!("import os\n{quiet}def f(a):\n    from numpy import fft as F\n    return F.rfft(a)\n"),
+        format!("import os\n{quiet}def f(a):\n    import numpy.linalg as la\n    return la.svd(a)\n"),
+        format!("import os\n{quiet}def f(a):\n    from scipy import (\n        fft,\n    )\n    return fft.fft(a)\n"),
+        // A module-level value built from a library, used by name.
+        format!("import pandas as pd\nframe = pd.read_csv('big.csv')\n{quiet}def f():\n    for _, row in frame.iterrows():\n        print(row)\n"),
+        // An index loop in a module that imports NumPy, naming none of it.
+        format!("import numpy as np\n{quiet}def f(a, out):\n    for i in range(len(a)):\n        out[i] = a[i] * 2.0 + 1.0\n"),
+        format!("import numpy as np\n{quiet}def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += a[i] * a[i]\n    return s\n"),
+        // A model built in one method, used in another.
+        format!("from sklearn.neighbors import NearestNeighbors\n{quiet}class Index:\n    def __init__(self):\n        self.nn = NearestNeighbors(n_neighbors=5)\n    def names(self):\n        return []\n    def query(self, points):\n        return self.nn.kneighbors(points)\n"),
+        // A caller in a loop of a function with findings (hotness), spelled with spaces.
+        format!("import numpy as np\n{quiet}def spectrum(x):\n    return np . fft . rfft(x)\n\ndef caller(frames):\n    for frame in frames:\n        spectrum(frame)\n"),
+        // A kernel's name is taken by a function the parse leaves out.
+        format!("import numpy as np\n{quiet}def scale_kernel():\n    return 'taken'\n\ndef scale(a):\n    out = np.empty(1_000_000)\n    for i in range(1_000_000):\n        out[i] = a[i] * 2.0\n    return out\n"),
+    ];
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    for text in &cases {
+        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+        assert!(!whole.is_empty(), "no finding: the case tests nothing\n{text}");
+        assert_eq!(check_text(text, &settings, &gpu), whole, "{text}");
+        assert!(gpulens_diagnostics::parses_in_part(text), "nothing left out\n{text}");
+    }
+    // The hot caller's message is kept, and the kernel got another name.
+    let messages = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\n");
+    assert!(messages(&cases[7]).contains("inside a loop in `caller`"), "{}", messages(&cases[7]));
+    let fixes = check_text(&cases[8], &settings, &gpu);
+    let edits: String = fixes.iter().flat_map(|f| f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.text.clone()))).collect();
+    assert!(edits.contains("scale_kernel2"), "{edits}");
+}
+
 #[test]
 fn corpus_named_by_gpulens_corpus() {
     let Some(dir) = std::env::var_os("GPULENS_CORPUS") else {

@@ -28,6 +28,10 @@ fn allowed_call(callee: &str) -> bool {
         || callee.starts_with("numpy.")
 }
 
+/// Libraries whose import means a module works with arrays: only then are
+/// its index loops candidates.
+pub(crate) const ARRAY_MODULES: &[&str] = &["numpy", "scipy", "cupy", "numba", "warp"];
+
 #[derive(Default)]
 struct Shape<'t> {
     /// Loop variables of the perfect nest, outermost first.
@@ -54,7 +58,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     // Loops over Python lists are not GPU work: the code must use arrays.
     let uses_arrays = |offset: usize| {
         module.imports_at(offset).any(|(_, target)| {
-            ["numpy", "scipy", "cupy", "numba", "warp"].iter().any(|m| target == *m || target.starts_with(&format!("{m}.")))
+            ARRAY_MODULES.iter().any(|m| target == *m || target.starts_with(&format!("{m}.")))
         })
     };
     // Loops that are already compiled for the GPU (inside kernels) are not candidates.
