@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
-use rustc_hash::FxHasher;
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
@@ -199,9 +199,11 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
     let gpu_code = GPU_MODULES.iter().any(|m| text.contains(m));
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
+    let mut outside = None;
     if !gpu_code {
-        if let Some(irrelevant) = irrelevant_definitions(text, &outline) {
+        if let Some((irrelevant, tree)) = irrelevant_definitions(text, &outline) {
             skipped.iter_mut().zip(irrelevant).for_each(|(s, i)| *s |= i);
+            outside = Some(tree);
         }
     }
     keep_class_bodies(&outline, &mut skipped);
@@ -209,7 +211,9 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
     if skip.is_empty() {
         return None;
     }
-    let tree = gpulens_syntax::outline::parse_excluding(text, &skip);
+    // The tree of the code outside the functions is reused: only the kept
+    // functions are new to the parser.
+    let tree = gpulens_syntax::outline::parse_excluding_after(text, &skip, outside.as_ref());
     let root = tree.root_node();
     if root.has_error() {
         return None;
@@ -268,9 +272,9 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 /// - a model's or index's work through `self`.
 /// Functions calling others in a loop are kept when they call a kept one
 /// (hotness reads the caller). `None` when the code outside the functions
-/// doesn't parse cleanly alone. Files using a GPU library are not judged
+/// doesn't parse cleanly alone. With them, the tree of that code. Files using a GPU library are not judged
 /// here (their rules read kernels and tests anywhere).
-fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
+fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<(Vec<bool>, Tree)> {
     let knowledge = Knowledge::get();
     let mut all = vec![true; outline.definitions.len()];
     keep_class_bodies(outline, &mut all);
@@ -281,7 +285,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
     let inside = sorted(definition_units(&tree).iter().map(|(node, _, _)| node.id()).collect());
     let outside = Module::new_skipping(text, &tree, knowledge, &inside);
     // What the module imports from the libraries the rules know, by local name.
-    let mut imported: HashMap<&str, Vec<String>> = HashMap::new();
+    let mut imported: FxHashMap<&str, Vec<String>> = FxHashMap::default();
     for (name, target) in outside.imports_at(0).chain(outside.scoped_imports().map(|(n, _, t)| (n, t))) {
         if relevant_module(knowledge, target) {
             imported.entry(name).or_default().push(target.to_string());
@@ -298,33 +302,35 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                 })
         })
     };
-    // Whether `bytes` names a live name, or a dotted name from an import
-    // (of the module, or in `local`) that spells a knowledge-base entry.
-    let starts_from = |bytes: &[u8], live: &std::collections::HashSet<&str>, local: &HashMap<&str, Vec<String>>| {
-        let mut found = false;
-        for_each_name(bytes, |token| {
-            if found || live.contains(token) {
-                found = true;
-                return;
-            }
-            for targets in [imported.get(token), local.get(token)].into_iter().flatten() {
-                let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
-                found |= spells_entry(targets, &dotted_chain(&bytes[end..]));
-            }
-        });
-        found
+    // Whether `token` (in `code`) names a live name, or starts a dotted name
+    // from an import (of the module, or in `local`) that spells a
+    // knowledge-base entry.
+    let starts_from = |code: &str, token: &str, live: &FxHashSet<&str>, local: &FxHashMap<&str, Vec<String>>| {
+        if live.contains(token) {
+            return true;
+        }
+        let end = token.as_ptr() as usize - code.as_ptr() as usize + token.len();
+        [imported.get(token), local.get(token)]
+            .into_iter()
+            .flatten()
+            .any(|targets| spells_entry(targets, &dotted_chain(&code.as_bytes()[end..])))
     };
     // Live module-level names: bound where their value can't be read (a
     // loop, a parameter), or to a value that starts from the libraries.
     let names = outside.outside_names(|target| relevant_module(knowledge, target));
-    let mut live: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let none = HashMap::new();
+    let mut live: FxHashSet<&str> = FxHashSet::default();
+    let none = FxHashMap::default();
+    let names_a_start = |code: &str, live: &FxHashSet<&str>, local: &FxHashMap<&str, Vec<String>>| {
+        let mut found = false;
+        for_each_name(code, |token| found = found || starts_from(code, token, live, local));
+        found
+    };
     loop {
         let before = live.len();
         for (name, n) in &names {
             if !live.contains(name)
                 && !imported.contains_key(name)
-                && n.texts.iter().any(|t| matches!(*t, "for" | "parameter") || starts_from(t.as_bytes(), &live, &none))
+                && n.texts.iter().any(|t| matches!(*t, "for" | "parameter") || names_a_start(t, &live, &none))
             {
                 live.insert(name);
             }
@@ -340,39 +346,41 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         .iter()
         .map(|d| {
             // Its code: the definition without its long strings.
-            let mut code: Vec<&[u8]> = Vec::new();
+            let mut code: Vec<&str> = Vec::new();
             let mut at = d.range.start;
             for s in outline.long_strings.iter().filter(|s| d.range.start <= s.start && s.end <= d.range.end) {
-                code.push(&text.as_bytes()[at..s.start]);
+                code.push(&text[at..s.start]);
                 at = s.end;
             }
-            code.push(&text.as_bytes()[at..d.range.end]);
-            let mut local: HashMap<&str, Vec<String>> = HashMap::new();
-            let mut ranges = false;
-            let mut model_work = false;
-            let mut self_attributes = false;
-            for part in &code {
-                for_each_name(part, |token| match token {
-                    "range" => ranges = true,
-                    "self" => self_attributes = true,
-                    _ => model_work |= rules::MODEL_WORK.contains(&token),
-                });
-                if !local_imports(part, &mut |name, target| {
-                    if relevant_module(knowledge, &target) {
-                        local.entry(name).or_default().push(target);
+            code.push(&text[at..d.range.end]);
+            let mut local: FxHashMap<&str, Vec<String>> = FxHashMap::default();
+            if code.iter().any(|part| part.contains("import")) {
+                for part in &code {
+                    let read = local_imports(part, &mut |name, target| {
+                        if relevant_module(knowledge, &target) {
+                            local.entry(name).or_default().push(target);
+                        }
+                    });
+                    if !read {
+                        return false; // an import it can't read
                     }
-                }) {
-                    return false; // an import it can't read
-                }
-                if ["synchronize", "copy_to_host"].iter().any(|w| part.windows(w.len()).any(|x| x == w.as_bytes())) {
-                    return false;
                 }
             }
-            let loop_writes = arrays && ranges && code.iter().any(|part| writes_or_accumulates(part));
-            let relevant = loop_writes
-                || (model_work && self_attributes)
-                || code.iter().any(|part| starts_from(part, &live, &local));
-            !relevant
+            let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
+            for part in &code {
+                for_each_name(part, |token| match token {
+                    _ if starts => {}
+                    "range" => ranges = true,
+                    "self" => self_attributes = true,
+                    "synchronize" | "copy_to_host" => starts = true,
+                    _ => {
+                        model_work |= rules::MODEL_WORK.contains(&token);
+                        starts = starts_from(part, token, &live, &local);
+                    }
+                });
+            }
+            let loop_writes = arrays && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
+            !(starts || loop_writes || (model_work && self_attributes))
         })
         .collect();
     // Hotness reads the functions that call a function with findings in a loop.
@@ -383,7 +391,8 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             *i = false;
         }
     }
-    Some(irrelevant)
+    drop(outside);
+    Some((irrelevant, tree))
 }
 
 /// Reads the import statements of `code` (`import a.b as c`, `from a
@@ -391,7 +400,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
 /// each name bound; `false` when some `import` is not in a form it reads
 /// (the caller must then assume the worst). Relative imports bind nothing
 /// the rules know.
-fn local_imports<'a>(code: &'a [u8], bind: &mut impl FnMut(&'a str, String)) -> bool {
+fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> bool {
     let mut ok = true;
     let mut offsets = Vec::new();
     for_each_name(code, |token| {
@@ -399,6 +408,7 @@ fn local_imports<'a>(code: &'a [u8], bind: &mut impl FnMut(&'a str, String)) -> 
             offsets.push(token.as_ptr() as usize - code.as_ptr() as usize);
         }
     });
+    let code = code.as_bytes();
     for at in offsets {
         let line_start = code[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let head = std::str::from_utf8(&code[line_start..at]).unwrap_or("#").trim();
@@ -742,7 +752,7 @@ impl<'t> Plan<'t> {
         for (name, outside_name) in &names {
             let mut uses: Vec<&str> = Vec::new();
             for bound in &outside_name.texts {
-                for_each_name(bound.as_bytes(), |token| {
+                for_each_name(bound, |token| {
                     if token != *name && names.contains_key(token) && !uses.contains(&token) {
                         uses.push(token);
                     }
@@ -767,7 +777,7 @@ impl<'t> Plan<'t> {
                         let mut mentioned: Vec<String> = Vec::new();
                         let mut loops_or_imports = false;
                         let mut nested = 0;
-                        for_each_name(bytes, |token| {
+                        for_each_name(&text[range.clone()], |token| {
                             // Loops, imports, and the GPU rules' calls recognised by their
                             // text alone (`cuda.synchronize()`, `.copy_to_host()`).
                             if matches!(token, "range" | "import" | "synchronize" | "copy_to_host") {
@@ -783,7 +793,7 @@ impl<'t> Plan<'t> {
                         let unit_text = &text[range.clone()];
                         let works_through_self = unit_text.contains("self.") && {
                             let mut work = false;
-                            for_each_name(bytes, |token| work |= rules::MODEL_WORK.contains(&token));
+                            for_each_name(unit_text, |token| work |= rules::MODEL_WORK.contains(&token));
                             work
                         };
                         Scan {
@@ -891,7 +901,7 @@ fn called_names(text: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let mut loops = false;
     let bytes = text.as_bytes();
-    for_each_name(bytes, |token| {
+    for_each_name(text, |token| {
         loops |= token == "for" || token == "while";
         // The byte after the token, past spaces.
         let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
@@ -930,8 +940,10 @@ fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
     names.map(|n| text[n.byte_range()].to_string()).collect()
 }
 
-/// Calls `f` with every identifier-like token of `bytes`.
-fn for_each_name<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str)) {
+/// Calls `f` with every identifier-like token of `text` (bytes past ASCII
+/// count as identifier characters, so tokens end on character boundaries).
+fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    let bytes = text.as_bytes();
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let mut i = 0;
     while i < bytes.len() {
@@ -941,9 +953,7 @@ fn for_each_name<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str)) {
                 i += 1;
             }
             if !bytes[start].is_ascii_digit() {
-                if let Ok(token) = std::str::from_utf8(&bytes[start..i]) {
-                    f(token);
-                }
+                f(&text[start..i]);
             }
         } else {
             i += 1;
@@ -992,7 +1002,7 @@ pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
 }
 
 /// GPU libraries whose use the `GPU…` rules check.
-const GPU_MODULES: &[&str] = &["cupy", "numba", "warp", "cudf", "pylibraft", "cuspatial"];
+pub(crate) const GPU_MODULES: &[&str] = &["cupy", "numba", "warp", "cudf", "pylibraft", "cuspatial"];
 
 /// A finding is suppressed by `# gpulens: ignore[…]` on its first or last
 /// line, or on a line that continues either of them with a backslash.
@@ -1023,4 +1033,5 @@ pub(crate) fn logical_line(text: &str, offset: usize) -> Range<usize> {
         return start..end;
     }
 }
+
 

@@ -149,6 +149,8 @@ pub struct Module<'t> {
     /// first use (they read a function once per call in it). Byte ranges,
     /// not nodes: a cell holding nodes would pin the tree's lifetime.
     function_facts: std::cell::RefCell<HashMap<usize, std::rc::Rc<FunctionFacts>>>,
+    /// Whether the text names a GPU library, worked out on first use.
+    gpu_library: std::cell::OnceCell<bool>,
     /// (node id, question) → a yes/no answer about it worked out once.
     answers: std::cell::RefCell<HashMap<(usize, &'static str), bool>>,
     /// (class node, attribute) → what `self.attribute` holds, worked out on first use.
@@ -164,6 +166,10 @@ pub(crate) struct FunctionFacts {
     pub subscripts: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// Comparisons (`a.shape == (3, 3)`).
     pub comparisons: Vec<std::ops::Range<usize>>,
+    /// The names of the function definitions in it (its own first).
+    pub definitions: Vec<std::ops::Range<usize>>,
+    /// Every identifier.
+    pub identifiers: Vec<std::ops::Range<usize>>,
 }
 
 impl<'t> Module<'t> {
@@ -182,6 +188,7 @@ impl<'t> Module<'t> {
             attributes: std::cell::RefCell::new(HashMap::new()),
             function_facts: std::cell::RefCell::new(HashMap::new()),
             answers: std::cell::RefCell::new(HashMap::new()),
+            gpu_library: std::cell::OnceCell::new(),
             text,
             imports: HashMap::new(),
             bindings: HashMap::new(),
@@ -204,6 +211,12 @@ impl<'t> Module<'t> {
         self.bindings.keys().filter(|(s, _)| *s == MODULE_SCOPE).map(|(_, n)| *n)
     }
 
+    /// Whether the text names a GPU library at all: without one, no value is
+    /// on the GPU and no `GPU…` rule applies.
+    pub(crate) fn mentions_gpu_library(&self) -> bool {
+        *self.gpu_library.get_or_init(|| crate::GPU_MODULES.iter().any(|m| self.text.contains(m)))
+    }
+
     /// What the context rules read in `function`, walked once.
     pub(crate) fn facts_of(&self, function: Node<'_>) -> std::rc::Rc<FunctionFacts> {
         if let Some(facts) = self.function_facts.borrow().get(&function.id()) {
@@ -214,10 +227,15 @@ impl<'t> Module<'t> {
             match n.kind() {
                 "subscript" => {
                     if let (Some(value), Some(index)) = (n.child_by_field_name("value"), n.child_by_field_name("subscript")) {
-                        facts.subscripts.push((value.byte_range(), index.byte_range()));
+                        // `m[0, 1]` has one `subscript` field per index: take them all.
+                        let mut cursor = n.walk();
+                        let end = n.children_by_field_name("subscript", &mut cursor).last().map_or(index.end_byte(), |i| i.end_byte());
+                        facts.subscripts.push((value.byte_range(), index.start_byte()..end));
                     }
                 }
                 "comparison_operator" => facts.comparisons.push(n.byte_range()),
+                "function_definition" => facts.definitions.extend(n.child_by_field_name("name").map(|n| n.byte_range())),
+                "identifier" => facts.identifiers.push(n.byte_range()),
                 _ => {}
             }
         }
@@ -1082,6 +1100,9 @@ impl<'t> Module<'t> {
 
     /// Whether any argument of a call holds data already on the GPU.
     pub fn any_arg_on_device(&self, call: Node<'_>, scope: usize) -> bool {
+        if !self.mentions_gpu_library() {
+            return false;
+        }
         let Some(args) = call.child_by_field_name("arguments") else { return false };
         let mut cursor = args.walk();
         let found = args.named_children(&mut cursor).any(|a| {

@@ -12,6 +12,9 @@ use crate::{Context, Finding, Module};
 
 pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     let module = cx.module;
+    if !module.mentions_gpu_library() {
+        return;
+    }
     for site in &module.calls {
         let name = site.node.child_by_field_name("function").and_then(|f| module.qualified_name(f));
         transfers_and_syncs(cx, site, name.as_deref(), out);
