@@ -199,11 +199,9 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
     let gpu_code = GPU_MODULES.iter().any(|m| text.contains(m));
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
-    let mut outside = None;
     if !gpu_code {
-        if let Some((irrelevant, tree)) = irrelevant_definitions(text, &outline) {
+        if let Some(irrelevant) = irrelevant_definitions(text, &outline) {
             skipped.iter_mut().zip(irrelevant).for_each(|(s, i)| *s |= i);
-            outside = Some(tree);
         }
     }
     keep_class_bodies(&outline, &mut skipped);
@@ -211,9 +209,10 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
     if skip.is_empty() {
         return None;
     }
-    // The tree of the code outside the functions is reused: only the kept
-    // functions are new to the parser.
-    let tree = gpulens_syntax::outline::parse_excluding_after(text, &skip, outside.as_ref());
+    // (Not reusing the tree of the code outside the functions: tree-sitter
+    // parsing again with other included ranges can give another tree than
+    // a fresh parse, and findings then differ.)
+    let tree = gpulens_syntax::outline::parse_excluding(text, &skip);
     let root = tree.root_node();
     if root.has_error() {
         return None;
@@ -272,9 +271,9 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 /// - a model's or index's work through `self`.
 /// Functions calling others in a loop are kept when they call a kept one
 /// (hotness reads the caller). `None` when the code outside the functions
-/// doesn't parse cleanly alone. With them, the tree of that code. Files using a GPU library are not judged
+/// doesn't parse cleanly alone. Files using a GPU library are not judged
 /// here (their rules read kernels and tests anywhere).
-fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<(Vec<bool>, Tree)> {
+fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
     let knowledge = Knowledge::get();
     let mut all = vec![true; outline.definitions.len()];
     keep_class_bodies(outline, &mut all);
@@ -391,8 +390,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             *i = false;
         }
     }
-    drop(outside);
-    Some((irrelevant, tree))
+    Some(irrelevant)
 }
 
 /// Reads the import statements of `code` (`import a.b as c`, `from a

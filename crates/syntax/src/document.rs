@@ -27,12 +27,12 @@ pub fn parse(text: &str) -> Tree {
 }
 
 /// Parses only `ranges` of `text` (see [`crate::outline::parse_excluding`]).
-pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range], old: Option<&Tree>) -> Tree {
+pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Tree {
     PARSER.with_borrow_mut(|p| {
         // Ranges the parser rejects (never the case for ordered, disjoint
         // ones) mean parsing everything.
         let limited = p.set_included_ranges(ranges).is_ok();
-        let tree = p.parse(text, old);
+        let tree = p.parse(text, None);
         if limited {
             p.set_included_ranges(&[]).expect("the whole document is a valid range");
         }

@@ -138,14 +138,7 @@ pub fn outline(text: &str) -> Option<Outline> {
 /// on character boundaries): the parser reads the text as if they were not
 /// there, and every node keeps its position in the whole of `text`.
 pub fn parse_excluding(text: &str, skip: &[Range<usize>]) -> Tree {
-    parse_excluding_after(text, skip, None)
-}
-
-/// [`parse_excluding`], reusing what it can of `old`, a tree of the same
-/// text parsed without other ranges: the parser re-reads only where the two
-/// sets of ranges differ.
-pub fn parse_excluding_after(text: &str, skip: &[Range<usize>], old: Option<&Tree>) -> Tree {
-    if skip.is_empty() && old.is_none() {
+    if skip.is_empty() {
         return crate::parse(text);
     }
     let line_starts: Vec<usize> =
@@ -175,7 +168,7 @@ pub fn parse_excluding_after(text: &str, skip: &[Range<usize>], old: Option<&Tre
             end_point: point(text.len()),
         });
     }
-    crate::document::parse_ranges(text, &ranges, old)
+    crate::document::parse_ranges(text, &ranges)
 }
 
 /// How a logical line begins.
