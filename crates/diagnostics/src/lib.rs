@@ -681,6 +681,10 @@ struct Plan<'t> {
 struct Scan {
     /// Outside names it mentions.
     mentioned: Vec<String>,
+    /// Names of module-level functions and classes it mentions (whether a
+    /// name is one changes findings: a Python function passed to a library
+    /// call is not GPU work).
+    definitions: Vec<String>,
     /// It mentions `range` or `import`, or a call the GPU rules know by its
     /// text alone (`synchronize`, `copy_to_host`).
     loops_or_imports: bool,
@@ -727,7 +731,12 @@ impl<'t> Plan<'t> {
         global.sort();
         let mut for_fixes: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
         for_fixes.extend(outside.module_level_names().map(|n| format!("{n}=")));
-        for_fixes.extend(fixes::top_level_definitions(text, tree).into_iter().map(|n| format!("def {n}")));
+        // Module-level `def`s and `class`es: rules ask whether a name is one
+        // (a Python function passed as an argument), fixes avoid them.
+        let mut defined: Vec<&str> = fixes::top_level_definitions(text, tree);
+        defined.sort_unstable();
+        defined.dedup();
+        for_fixes.extend(defined.iter().map(|n| format!("def {n}")));
         for_fixes.sort();
         for_fixes.dedup();
         let fix_context = {
@@ -739,6 +748,7 @@ impl<'t> Plan<'t> {
         keys.sort();
         let mut names_hash = FxHasher::default();
         keys.hash(&mut names_hash);
+        defined.hash(&mut names_hash);
         let names_hash = names_hash.finish();
         if names_hash != scans.names {
             scans.by_text.clear();
@@ -773,6 +783,7 @@ impl<'t> Plan<'t> {
                     Some(scan) => scan.clone(),
                     None => {
                         let mut mentioned: Vec<String> = Vec::new();
+                        let mut definitions: Vec<String> = Vec::new();
                         let mut loops_or_imports = false;
                         let mut nested = 0;
                         for_each_name(&text[range.clone()], |token| {
@@ -785,8 +796,12 @@ impl<'t> Plan<'t> {
                             } else if names.contains_key(token) && !mentioned.iter().any(|m| m == token) {
                                 mentioned.push(token.to_string());
                             }
+                            if defined.binary_search(&token).is_ok() && !definitions.iter().any(|d| d == token) {
+                                definitions.push(token.to_string());
+                            }
                         });
                         mentioned.sort_unstable();
+                        definitions.sort_unstable();
                         let own = if nested == 1 { parameters(node, text) } else { Vec::new() };
                         let unit_text = &text[range.clone()];
                         let works_through_self = unit_text.contains("self.") && {
@@ -796,6 +811,7 @@ impl<'t> Plan<'t> {
                         };
                         Scan {
                             mentioned,
+                            definitions,
                             loops_or_imports,
                             own,
                             works_through_self,
@@ -850,6 +866,7 @@ impl<'t> Plan<'t> {
                 reached.sort_unstable();
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
+                scan.definitions.hash(&mut key);
                 // The names of the classes holding it (rules read them: a
                 // `Rotation` class's matrices are small).
                 let mut up = node.parent();

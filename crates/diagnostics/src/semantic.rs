@@ -211,10 +211,16 @@ impl<'t> Module<'t> {
         self.bindings.keys().filter(|(s, _)| *s == MODULE_SCOPE).map(|(_, n)| *n)
     }
 
-    /// Whether the text names a GPU library at all: without one, no value is
-    /// on the GPU and no `GPU…` rule applies.
+    /// Whether the module imports a GPU library (in the code this analysis
+    /// walked): without one, no value is on the GPU, no decorator makes a
+    /// kernel, and no `GPU…` rule applies.
     pub(crate) fn mentions_gpu_library(&self) -> bool {
-        *self.gpu_library.get_or_init(|| crate::GPU_MODULES.iter().any(|m| self.text.contains(m)))
+        *self.gpu_library.get_or_init(|| {
+            crate::GPU_MODULES.iter().any(|m| self.text.contains(m))
+                && self.imports.values().flatten().any(|(_, target)| {
+                    crate::GPU_MODULES.contains(&target.split('.').next().unwrap_or(target))
+                })
+        })
     }
 
     /// What the context rules read in `function`, walked once.
