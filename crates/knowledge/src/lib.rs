@@ -146,6 +146,10 @@ pub struct SizeSpec {
 pub struct Fallback {
     /// The keyword argument that decides it.
     pub param: String,
+    /// Where the argument stands when it is passed positionally (0-based),
+    /// for parameters usually given that way.
+    #[serde(default)]
+    pub position: Option<usize>,
     /// Falls back when the argument's source text is one of these (`True`, `"lbfgs"`).
     #[serde(default)]
     pub equals: Vec<String>,

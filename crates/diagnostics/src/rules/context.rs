@@ -45,10 +45,31 @@ pub(crate) fn in_geometry(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
         let lower = name.to_ascii_lowercase();
         // scikit-learn's `transform`/`fit_transform` methods transform data, not space.
         let data_method = i == 0 && matches!(*name, "transform" | "fit_transform" | "inverse_transform" | "_transform");
-        GEOMETRY.iter().any(|w| lower.contains(w))
+        // Whole words or their starts (`quat` in `quat_mul`, `Quaternion`; not in `equations`).
+        words(name).iter().any(|word| GEOMETRY.iter().any(|w| word.starts_with(w)))
+            || lower.contains("angle_axis")
             || (name.contains("Transform") && !name.contains("Transformer"))
             || (!data_method && lower.split('_').any(|w| matches!(w, "transform" | "trans" | "transformation")))
     })
+}
+
+/// The words of an identifier, lower-cased: split at underscores and at
+/// lower-to-upper case changes (`RotationSequence3D` → rotation, sequence3d).
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in name.split('_').filter(|p| !p.is_empty()) {
+        let mut word = String::new();
+        let mut previous_lower = false;
+        for c in part.chars() {
+            if c.is_ascii_uppercase() && previous_lower && !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+            word.push(c.to_ascii_lowercase());
+        }
+        out.push(word);
+    }
+    out
 }
 
 /// Names geometry code gives its small matrices: `trans`, `affine`, `rot`, `quat`, ….
@@ -91,9 +112,13 @@ pub(crate) fn in_plotting_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool
 /// `node`'s call returns is indexed at a fixed position (`U, S, V = svd(F);
 /// S[2] = 0`).
 pub(crate) fn small_structure(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'_>) -> bool {
+    small_structure_named(cx, node, cx.module.text_of(expr))
+}
+
+/// [`small_structure`] for an operand given by its text (`m`, `self.m`).
+fn small_structure_named(cx: &Context<'_, '_>, node: Node<'_>, operand: &str) -> bool {
     let Some(function) = function_of(node) else { return false };
     let module = cx.module;
-    let operand = module.text_of(expr);
     let mut results: Vec<&str> = Vec::new();
     // What the call's result is assigned to: `x = f(...)`, `a, b = f(...)`.
     if let Some(parent) = node.parent().filter(|p| p.kind() == "assignment") {
@@ -211,10 +236,12 @@ pub(crate) fn in_cpu_jit(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
     let mut current = node.parent();
     while let Some(n) = current {
         if n.kind() == "decorated_definition" && n.child_by_field_name("definition").is_some_and(|d| d.kind() == "function_definition") {
-            let jit = module.decorators(n).iter().any(|(_, name)| {
-                name.as_deref().is_some_and(|name| {
-                    matches!(name, "numba.njit" | "numba.jit" | "numba.generated_jit" | "numba.core.decorators.jit" | "numba.core.decorators.njit")
-                })
+            let jit = module.decorators(n).iter().any(|(decorator, name)| {
+                // Numba's, or a project's wrapper of it (`from ._numba import jit`).
+                let text = module.text_of(*decorator).trim_start_matches('@');
+                let callee = text.split('(').next().unwrap_or(text).trim();
+                let name = name.as_deref().unwrap_or(callee);
+                !name.contains("cuda") && matches!(name.rsplit('.').next(), Some("jit" | "njit" | "generated_jit"))
             });
             if jit {
                 return true;
@@ -349,4 +376,129 @@ pub(crate) fn groups_in_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
     preorder(function)
         .filter(|n| n.kind() == "identifier" && n.id() != left.id() && n.start_byte() > call.start_byte() && module.text_of(*n) == name)
         .any(python_use)
+}
+
+/// The array an operand is a view or copy of: `m` in `m.T`, `m[:, 3]`,
+/// `m[0]`, `m.copy()`, `m.real`.
+fn base_array<'a>(expr: Node<'a>, module: &crate::Module<'_>) -> Node<'a> {
+    let mut current = expr;
+    for _ in 0..8 {
+        let next = match current.kind() {
+            "subscript" => current.child_by_field_name("value"),
+            "attribute" => current
+                .child_by_field_name("attribute")
+                .filter(|a| matches!(module.text_of(*a), "T" | "real" | "imag"))
+                .and_then(|_| current.child_by_field_name("object")),
+            "call" => current
+                .child_by_field_name("function")
+                .filter(|f| f.kind() == "attribute")
+                .filter(|f| f.child_by_field_name("attribute").is_some_and(|a| matches!(module.text_of(a), "copy" | "astype" | "ravel")))
+                .and_then(|f| f.child_by_field_name("object")),
+            _ => None,
+        };
+        match next {
+            Some(n) => current = n,
+            None => break,
+        }
+    }
+    current
+}
+
+/// `x.T @ y`, `np.dot(x.T, y)`, `x.T.dot(y)`: a product over the rows of
+/// data-shaped arrays, whose result is columns × columns (features,
+/// coordinates, regressors): a handful to a few hundred a side.
+fn column_product(text: &str) -> bool {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains(".T@") || compact.contains(".T.dot(") {
+        return true;
+    }
+    compact.match_indices("dot(").any(|(i, _)| {
+        let rest = &compact[i + 4..];
+        rest.split(',').next().is_some_and(|first| first.ends_with(".T") && !first.contains('('))
+    })
+}
+
+/// `expr` (an argument of the call at `node`, as written) is a small matrix
+/// by what the function shows about it: a view of an array whose components
+/// are picked out one by one (`m[3, 3]`; `p = m.copy()`), a product over the
+/// rows of data (`x.T @ x`: columns × columns), or what a linear-algebra
+/// routine returns for one (`np.linalg.eigvalsh(x.T @ x)`).
+pub(crate) fn small_matrix(cx: &Context<'_, '_>, node: Node<'_>, scope: usize, expr: Node<'_>) -> bool {
+    let module = cx.module;
+    if column_product(module.text_of(expr)) {
+        return true;
+    }
+    let base = base_array(expr, module);
+    if base.id() != expr.id() && small_structure(cx, node, base) {
+        return true;
+    }
+    if base.kind() != "identifier" {
+        return false;
+    }
+    let defined = module.defining_text(base, scope);
+    if std::ptr::eq(defined, module.text_of(base)) || defined == module.text_of(base) {
+        return false;
+    }
+    if column_product(defined) {
+        return true;
+    }
+    // An alias: `p = m.copy()`, `row = m[:3, :3]`.
+    let prefix_len = defined.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).unwrap_or(defined.len());
+    let prefix = defined[..prefix_len].trim_end_matches(".copy").trim_end_matches(".T");
+    !prefix.is_empty()
+        && prefix != module.text_of(base)
+        && !prefix.contains("np.")
+        && matches!(defined[prefix_len..].chars().next(), Some('[' | '(') | None)
+        && small_structure_named(cx, node, prefix)
+}
+
+/// `call` runs inside a loop that feeds on its own earlier results: an
+/// argument reads an array that the loop writes, at another index than the
+/// one it writes (`phis[i] += np.dot(phis[i - j], a[j])`; `prior = out[h - 2]`
+/// then `np.dot(coef, prior)`). Each step waits for the last, so the work per
+/// step is one small slice: a recurrence, not data-parallel work.
+pub(crate) fn in_recurrence(cx: &Context<'_, '_>, call: Node<'_>, scope: usize) -> bool {
+    let module = cx.module;
+    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
+    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let mut current = call.parent();
+    while let Some(n) = current {
+        if matches!(n.kind(), "function_definition" | "class_definition") {
+            break;
+        }
+        current = n.parent();
+        if n.kind() != "for_statement" {
+            continue;
+        }
+        let Some(body) = n.child_by_field_name("body") else { continue };
+        // (array, index) of the element writes in the loop.
+        let mut written: Vec<(String, String)> = Vec::new();
+        for w in preorder(body).filter(|w| matches!(w.kind(), "assignment" | "augmented_assignment")) {
+            let Some(left) = w.child_by_field_name("left").filter(|l| l.kind() == "subscript") else { continue };
+            let (Some(array), Some(index)) = (left.child_by_field_name("value"), left.child_by_field_name("subscript")) else { continue };
+            written.push((compact(array), compact(index)));
+        }
+        if written.is_empty() {
+            continue;
+        }
+        let earlier = |array: &str, index: &str| written.iter().any(|(a, _)| a == array) && !written.iter().any(|(a, i)| a == array && i == index);
+        let reads_earlier = preorder(args).any(|a| match a.kind() {
+            "subscript" => {
+                let (Some(array), Some(index)) = (a.child_by_field_name("value"), a.child_by_field_name("subscript")) else { return false };
+                earlier(&compact(array), &compact(index))
+            }
+            // `prior = out[h - 2]`, then the call reads `prior`.
+            "identifier" => {
+                let defined: String = module.defining_text(a, scope).split_whitespace().collect();
+                defined.split_once('[').is_some_and(|(array, rest)| {
+                    rest.strip_suffix(']').is_some_and(|index| !index.contains(']') && earlier(array, index))
+                })
+            }
+            _ => false,
+        });
+        if reads_earlier {
+            return true;
+        }
+    }
+    false
 }

@@ -59,13 +59,17 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
 fn looks_small(call: &Call<'_, '_>) -> bool {
     let cx = call.cx;
     let node = call.site.node;
-    if context::in_geometry(cx, node) || context::result_to_python(cx, node) {
+    if context::in_geometry(cx, node) || context::result_to_python(cx, node) || context::in_recurrence(cx, node, call.site.scope) {
         return true;
     }
     let Some(args) = node.child_by_field_name("arguments") else { return false };
     let mut cursor = args.walk();
     let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect();
-    positional.into_iter().any(|arg| context::small_structure(cx, node, arg) || context::names_a_transform(cx, arg))
+    positional.into_iter().any(|arg| {
+        context::small_structure(cx, node, arg)
+            || context::names_a_transform(cx, arg)
+            || context::small_matrix(cx, node, call.site.scope, arg)
+    })
 }
 
 /// Counts candidates per scope, so light operations can be judged by the chain they are part of.

@@ -43,6 +43,9 @@ struct Shape<'t> {
     reductions: Vec<&'t str>,
     /// Why the loop can't be a kernel.
     blocker: Option<String>,
+    /// Arrays written a whole block at a time: at an array of indices
+    /// (`r[idx + n * i] = ...`) or a whole row (`m[i] = ...` for a 2-D `m`).
+    vector_writes: Vec<String>,
     /// Identifiers seen, for recognising simulations.
     names: Vec<&'t str>,
     /// Range sizes of each nest level, when known.
@@ -91,8 +94,10 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         // Every write is a whole slice (`x[i + 1:] = ...`, `out[..., j] = ...`):
         // each pass is already one vectorised operation, and the loop only
         // steps between them (a lag, a bit, a channel).
-        let sliced = |idx: &Vec<String>| idx.iter().any(|i| i.contains(':') || i == "...");
-        if shape.reductions.is_empty() && writes_own.iter().all(|(_, idx)| sliced(idx)) {
+        let sliced = |array: &String, idx: &Vec<String>| {
+            idx.iter().any(|i| i.contains(':') || i == "...") || shape.vector_writes.contains(array)
+        };
+        if shape.reductions.is_empty() && writes_own.iter().all(|(array, idx)| sliced(array, idx)) {
             continue;
         }
         // A read of a written array at another index that moves with the loop: iterations depend on each other.
@@ -250,6 +255,9 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                     match left.kind() {
                         "subscript" => {
                             if let Some(access) = element(module, left) {
+                                if vector_write(cx, left, site.scope) {
+                                    shape.vector_writes.push(access.0.clone());
+                                }
                                 shape.writes.push(access);
                             }
                         }
@@ -376,4 +384,45 @@ fn running_op(cx: &Context<'_, '_>, shape: &Shape<'_>) -> Option<&'static str> {
         (true, "*") => Some("prod"),
         _ => None,
     }
+}
+
+/// A write that fills a block per iteration, not one element: its index
+/// holds an array (`r[tmp + n * i]` with `tmp = np.arange(n)`), or it gives
+/// fewer indices than the array has dimensions (`m[i] = ...` for
+/// `m = np.empty((rows, cols))`). Each pass is one vectorised operation.
+fn vector_write(cx: &Context<'_, '_>, target: Node<'_>, scope: usize) -> bool {
+    let module = cx.module;
+    let mut cursor = target.walk();
+    let indices: Vec<Node<'_>> = target.children_by_field_name("subscript", &mut cursor).collect();
+    let fancy = indices.iter().any(|index| {
+        gpulens_syntax::preorder(*index)
+            .filter(|n| n.kind() == "identifier")
+            .any(|n| matches!(module.value(n, scope), Value::Array(_)))
+    });
+    if fancy {
+        return true;
+    }
+    let Some(array) = target.child_by_field_name("value").filter(|v| v.kind() == "identifier") else { return false };
+    literal_dims(module.defining_text(array, scope)).is_some_and(|dims| indices.len() < dims)
+}
+
+/// Dimensions of `np.zeros((a, b))`, `np.empty((a, b, c), dtype)`, … as written.
+fn literal_dims(text: &str) -> Option<usize> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let call = ["np.zeros((", "np.empty((", "np.ones((", "np.full((", "numpy.zeros((", "numpy.empty((", "numpy.ones((", "numpy.full(("]
+        .iter()
+        .find(|p| compact.starts_with(**p))?;
+    let rest = &compact[call.len()..];
+    let mut depth = 0usize;
+    let mut dims = 1;
+    for c in rest.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth == 0 => return Some(if rest.starts_with(')') { 0 } else { dims }),
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => dims += 1,
+            _ => {}
+        }
+    }
+    None
 }

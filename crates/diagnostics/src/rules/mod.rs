@@ -117,7 +117,10 @@ pub(crate) fn finding(node: Node<'_>, code: &'static str, message: String) -> Fi
 }
 
 pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -> bool {
-    let value = cx.module.keyword(call, &fallback.param);
+    let value = match fallback.position {
+        Some(position) => cx.module.argument(call, &fallback.param, position),
+        None => cx.module.keyword(call, &fallback.param),
+    };
     let Some(value) = value else { return fallback.absent };
     if fallback.present {
         return true;
