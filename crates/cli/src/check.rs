@@ -243,7 +243,7 @@ fn check_file(
             }
         }
     }
-    let (records, fixes) = if candidate { analyse(&text, &settings, gpu) } else { (Vec::new(), true) };
+    let (records, fixes) = if candidate { analyse(&text, &settings, gpu, needs.fixes) } else { (Vec::new(), true) };
     // The findings of a fixed text are not those of the bytes read: nothing
     // is cached when fixing (no cache is opened then either).
     let cached = lookup.filter(|_| fixed.is_none()).map(|l| {
@@ -254,11 +254,14 @@ fn check_file(
     Ok(Checked { report, cached })
 }
 
-/// Runs the rules over `text`; returns the findings and whether they carry
-/// their fixes.
-fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile) -> (Vec<Finding>, bool) {
-    let findings = gpulens_diagnostics::check_text(text, settings, gpu);
-    (findings, true)
+/// Runs the rules over `text`, working out the fixes only when they are
+/// shown; returns the findings and whether they carry their fixes.
+fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile, fixes: bool) -> (Vec<Finding>, bool) {
+    if fixes {
+        (gpulens_diagnostics::check_text(text, settings, gpu), true)
+    } else {
+        (gpulens_diagnostics::check_text_unfixed(text, settings, gpu), false)
+    }
 }
 
 /// Writes the fixed text over `path`, in the file's own encoding, through a

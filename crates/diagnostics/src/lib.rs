@@ -135,12 +135,13 @@ pub(crate) struct Context<'a, 't> {
 
 /// Runs every enabled rule over `text` (whose tree is `tree`).
 pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
-    check_hiding(text, tree, settings, gpu, &[])
+    check_hiding(text, tree, settings, gpu, &[], true)
 }
 
 /// [`check`] over a tree that leaves out the module-level functions named
 /// `hidden` (a partial parse): fixes still treat their names as taken.
-fn check_hiding(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hidden: &[String]) -> Vec<Finding> {
+/// Without `with_fixes`, findings come without their fixes (cheaper).
+fn check_hiding(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hidden: &[String], with_fixes: bool) -> Vec<Finding> {
     let knowledge = Knowledge::get();
     if !might_have_findings(text, knowledge) {
         return Vec::new();
@@ -149,11 +150,11 @@ fn check_hiding(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, 
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
         plan.outside.hidden_definitions = hidden.to_vec();
-        return finish(text, tree, &plan, run_rules(&plan.outside, text, tree, settings, gpu));
+        return finish(text, tree, &plan, run_rules(&plan.outside, text, tree, settings, gpu, with_fixes));
     }
     let mut module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
     module.hidden_definitions = hidden.to_vec();
-    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu))
+    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu, with_fixes))
 }
 
 /// [`check`] for text that has no tree yet, as `gpulens check` reads files:
@@ -166,13 +167,21 @@ fn check_hiding(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, 
 /// findings are the same as `check` over the whole tree: a test holds it to
 /// that over every fixture and the benchmark corpus.
 pub fn check_text(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+    check_text_with(text, settings, gpu, true)
+}
+
+/// [`check_text`] without the fixes (`gpulens check` when its output shows
+/// none): the same findings, and no rewrite is worked out.
+pub fn check_text_unfixed(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+    check_text_with(text, settings, gpu, false)
+}
+
+fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
     if !might_have_findings(text, Knowledge::get()) {
         return Vec::new();
     }
-    let parsed = parse_what_matters(text);
-
-    if let Some((tree, hidden)) = parsed {
-        let findings = check_hiding(text, &tree, settings, gpu, &hidden);
+    if let Some((tree, hidden)) = parse_what_matters(text) {
+        let findings = check_hiding(text, &tree, settings, gpu, &hidden, with_fixes);
         // A rewrite of module-level code looks at every function that uses
         // its variables, skipped ones too.
         let units = definition_units(&tree);
@@ -181,7 +190,7 @@ pub fn check_text(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Find
             return findings;
         }
     }
-    check(text, &gpulens_syntax::parse(text), settings, gpu)
+    check_hiding(text, &gpulens_syntax::parse(text), settings, gpu, &[], with_fixes)
 }
 
 /// Whether [`check_text`] would parse `text` only in part (for tests).
@@ -529,16 +538,18 @@ fn relevant_module(knowledge: &Knowledge, target: &str) -> bool {
 pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let module = Module::new(text, tree, Knowledge::get());
     let plan = Plan::new(text, tree, Knowledge::get(), &mut Scans::default());
-    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu))
+    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu, true))
 }
 
-fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
+fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
     let cx = Context { module, settings, gpu };
     let mut findings = rules::run(&cx);
     rules::gate_by_compute_capability(&cx, &mut findings);
     let in_test = |f: &Finding| !f.code.starts_with("GPU") && module.tests.iter().any(|t| t.contains(&f.range.start));
     findings.retain(|f| settings.is_enabled(f.code) && !is_suppressed(module, text, f) && !in_test(f));
-    fixes::attach(&cx, tree, &mut findings);
+    if with_fixes {
+        fixes::attach(&cx, tree, &mut findings);
+    }
     findings
 }
 
@@ -612,7 +623,7 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
         walked = Module::new_skipping(text, tree, knowledge, &skip);
         &walked
     };
-    let mut findings = run_rules(module, text, tree, settings, gpu);
+    let mut findings = run_rules(module, text, tree, settings, gpu, true);
     let mut fresh: HashMap<u64, (u64, Vec<Finding>)> = HashMap::with_capacity(plan.units.len());
     let mut reused = Vec::new();
     for unit in &plan.units {

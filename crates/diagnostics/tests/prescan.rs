@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpulens_diagnostics::{check, check_text, Settings};
+use gpulens_diagnostics::{check, check_text, check_text_unfixed, Settings};
 
 use gpulens_gpu::GpuProfile;
 
@@ -24,6 +24,16 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The files whose two results differ.
+/// `findings` without their fixes.
+fn unfixed(findings: &[gpulens_diagnostics::Finding]) -> Vec<gpulens_diagnostics::Finding> {
+    findings.iter().cloned().map(|mut f| {
+        f.fix = None;
+        f
+    }).collect()
+}
+
+/// The files whose findings `check_text` (with or without fixes) doesn't
+/// find as a whole parse does.
 fn differing(files: &[PathBuf]) -> Vec<String> {
     let settings = Settings::default();
     let gpu = GpuProfile::target("H200").unwrap();
@@ -38,7 +48,7 @@ fn differing(files: &[PathBuf]) -> Vec<String> {
                     for path in chunk {
                         let Ok(text) = std::fs::read_to_string(path) else { continue };
                         let whole = check(&text, &gpulens_syntax::parse(&text), settings, gpu);
-                        if check_text(&text, settings, gpu) != whole {
+                        if check_text(&text, settings, gpu) != whole || check_text_unfixed(&text, settings, gpu) != unfixed(&whole) {
                             bad.push(path.display().to_string());
                         }
                     }
