@@ -263,11 +263,8 @@ pub(crate) fn python_callable(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'
         "lambda" => true,
         "identifier" => {
             let name = module.text_of(expr);
-            let nested = function_of(node).is_some_and(|f| {
-                preorder(f).any(|n| {
-                    n.kind() == "function_definition" && n.child_by_field_name("name").is_some_and(|d| module.text_of(d) == name)
-                })
-            });
+            let nested =
+                function_of(node).is_some_and(|f| module.facts_of(f).definitions.iter().any(|d| &module.text[d.clone()] == name));
             let imported = module.imports_at(expr.start_byte()).any(|(local, target)| {
                 local == name
                     && target.contains('.')
@@ -309,9 +306,20 @@ pub(crate) fn result_to_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
     let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
     let Some(function) = function_of(call) else { return false };
     let name = module.text_of(left);
-    preorder(function)
-        .filter(|n| n.kind() == "identifier" && n.id() != left.id() && n.start_byte() > call.start_byte() && module.text_of(*n) == name)
-        .any(|n| consumed_by_python(module, n))
+    later_uses(module, function, name, call).any(|n| consumed_by_python(module, n))
+}
+
+/// The identifiers `name` in `function` after `call` (the function's
+/// identifiers are read once per analysis: see `Module::facts_of`).
+fn later_uses<'a>(module: &crate::Module<'_>, function: Node<'a>, name: &str, call: Node<'_>) -> impl Iterator<Item = Node<'a>> {
+    let facts = module.facts_of(function);
+    let at: Vec<std::ops::Range<usize>> = facts
+        .identifiers
+        .iter()
+        .filter(|r| r.start > call.start_byte() && &module.text[(*r).clone()] == name)
+        .cloned()
+        .collect();
+    at.into_iter().filter_map(move |r| function.descendant_for_byte_range(r.start, r.end).filter(|n| n.kind() == "identifier"))
 }
 
 fn consumed_by_python(module: &crate::Module<'_>, expr: Node<'_>) -> bool {
@@ -373,9 +381,7 @@ pub(crate) fn groups_in_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
     let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
     let Some(function) = function_of(call) else { return false };
     let name = module.text_of(left);
-    preorder(function)
-        .filter(|n| n.kind() == "identifier" && n.id() != left.id() && n.start_byte() > call.start_byte() && module.text_of(*n) == name)
-        .any(python_use)
+    later_uses(module, function, name, call).any(python_use)
 }
 
 /// The array an operand is a view or copy of: `m` in `m.T`, `m[:, 3]`,

@@ -72,15 +72,9 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     })
 }
 
-/// Counts candidates per scope, so light operations can be judged by the chain they are part of.
-pub(super) fn count_chain(call: &Call<'_, '_>, chains: &mut HashMap<usize, u32>) {
-    if candidate(call).is_some() {
-        *chains.entry(call.site.scope).or_default() += 1;
-    }
-}
-
-pub(super) fn check(call: &Call<'_, '_>, chains: &HashMap<usize, u32>, out: &mut Vec<Finding>) {
-    let Some(value) = candidate(call) else { return };
+/// `value`: what [`candidate`] said of the call.
+pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<usize, u32>, out: &mut Vec<Finding>) {
+    let Some(value) = value else { return };
     let api = call.api;
     let chain = chains.get(&call.site.scope).copied().unwrap_or(0);
     if !api.heavy && chain < CHAIN {

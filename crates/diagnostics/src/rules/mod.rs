@@ -28,17 +28,27 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let resolved: Vec<(&CallSite<'_>, Option<(String, &'static ApiMapping)>)> =
         cx.module.calls.iter().map(|site| (site, cx.module.resolve_call(site.node))).collect();
+    // CuPy candidates per scope, so light operations can be judged by the
+    // chain they are part of; each call judged once.
     let mut chains = HashMap::new();
+    let mut candidates: HashMap<usize, Option<Value>> = HashMap::new();
     for (site, resolved) in &resolved {
         if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
-            cupy::count_chain(&Call { site, name, api, cx }, &mut chains);
+            let value = cupy::candidate(&Call { site, name, api, cx });
+            if value.is_some() {
+                *chains.entry(site.scope).or_default() += 1;
+            }
+            candidates.insert(site.node.id(), value);
         }
     }
     for (site, resolved) in resolved {
         if let Some((name, api)) = resolved {
             let call = Call { site, name, api, cx };
             match api.library.as_str() {
-                "cupy" | "raft" => cupy::check(&call, &chains, &mut out),
+                "cupy" | "raft" => {
+                    let value = candidates.get(&site.node.id()).copied().unwrap_or_else(|| cupy::candidate(&call));
+                    cupy::check(&call, value, &chains, &mut out)
+                }
                 "cudf" => cudf::check_function(&call, &mut out),
                 "cuml" => cuml::check(&call, &mut out),
                 "cugraph" => cugraph::check(&call, &mut out),
