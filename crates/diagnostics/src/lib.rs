@@ -135,26 +135,35 @@ pub(crate) struct Context<'a, 't> {
 
 /// Runs every enabled rule over `text` (whose tree is `tree`).
 pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
-    check_hiding(text, tree, settings, gpu, &[], true)
-}
-
-/// [`check`] over a tree that leaves out the module-level functions named
-/// `hidden` (a partial parse): fixes still treat their names as taken.
-/// Without `with_fixes`, findings come without their fixes (cheaper).
-fn check_hiding(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hidden: &[String], with_fixes: bool) -> Vec<Finding> {
     let knowledge = Knowledge::get();
     if !might_have_findings(text, knowledge) {
         return Vec::new();
     }
-    let mut plan = Plan::new(text, tree, knowledge, &mut Scans::default());
+    let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
-        plan.outside.hidden_definitions = hidden.to_vec();
-        return finish(text, tree, &plan, run_rules(&plan.outside, text, tree, settings, gpu, with_fixes));
+        return finish(text, tree, &plan.units_and_calls(), &plan.outside, run_rules(&plan.outside, text, tree, settings, gpu, true));
     }
-    let mut module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    finish(text, tree, &plan.units_and_calls(), &plan.outside, run_rules(&module, text, tree, settings, gpu, true))
+}
+
+/// [`check`] in one walk of the tree, for a tree analysed once (`gpulens
+/// check`): no plan of what an edit would re-analyse. `hidden`: module-level
+/// functions the tree leaves out (their names are still taken); without
+/// `with_fixes`, findings come without their fixes.
+fn check_once(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hidden: &[String], with_fixes: bool) -> Vec<Finding> {
+    let mut module = Module::new(text, tree, Knowledge::get());
     module.hidden_definitions = hidden.to_vec();
-    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu, with_fixes))
+    let findings = run_rules(&module, text, tree, settings, gpu, with_fixes);
+    // The functions that call others in a loop, for hotness.
+    let callers: Vec<(Node<'_>, Vec<String>)> = definition_units(tree)
+        .into_iter()
+        .map(|(node, range, _)| (node, called_names(&text[range])))
+        .filter(|(_, calls)| !calls.is_empty())
+        .collect();
+    let callers: Vec<(Node<'_>, &[String])> = callers.iter().map(|(node, calls)| (*node, &calls[..])).collect();
+    finish(text, tree, &callers, &module, findings)
 }
 
 /// [`check`] for text that has no tree yet, as `gpulens check` reads files:
@@ -181,7 +190,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
         return Vec::new();
     }
     if let Some((tree, hidden)) = parse_what_matters(text) {
-        let findings = check_hiding(text, &tree, settings, gpu, &hidden, with_fixes);
+        let findings = check_once(text, &tree, settings, gpu, &hidden, with_fixes);
         // A rewrite of module-level code looks at every function that uses
         // its variables, skipped ones too.
         let units = definition_units(&tree);
@@ -190,7 +199,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
             return findings;
         }
     }
-    check_hiding(text, &gpulens_syntax::parse(text), settings, gpu, &[], with_fixes)
+    check_once(text, &gpulens_syntax::parse(text), settings, gpu, &[], with_fixes)
 }
 
 /// Whether [`check_text`] would parse `text` only in part (for tests).
@@ -538,7 +547,7 @@ fn relevant_module(knowledge: &Knowledge, target: &str) -> bool {
 pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let module = Module::new(text, tree, Knowledge::get());
     let plan = Plan::new(text, tree, Knowledge::get(), &mut Scans::default());
-    finish(text, tree, &plan, run_rules(&module, text, tree, settings, gpu, true))
+    finish(text, tree, &plan.units_and_calls(), &plan.outside, run_rules(&module, text, tree, settings, gpu, true))
 }
 
 fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
@@ -553,10 +562,13 @@ fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, 
     findings
 }
 
-fn finish(text: &str, tree: &Tree, plan: &Plan<'_>, mut findings: Vec<Finding>) -> Vec<Finding> {
+/// Sorts and dedups, marks findings in functions called from loops
+/// (`callers`: functions with the names they call; `module`: its calls at
+/// module level are the script's own), and places the fixes' imports.
+fn finish(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], module: &Module<'_>, mut findings: Vec<Finding>) -> Vec<Finding> {
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
-    hot::annotate(text, tree, &plan.units_and_calls(), &plan.outside, &mut findings);
+    hot::annotate(text, tree, callers, module, &mut findings);
     fixes::resolve(text, tree, &mut findings);
     findings
 }
@@ -646,7 +658,7 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
     }
     findings.extend(reused);
     cache.previous = std::mem::replace(&mut cache.units, fresh);
-    finish(text, tree, &plan, findings)
+    finish(text, tree, &plan.units_and_calls(), &plan.outside, findings)
 }
 
 fn shifted(f: &Finding, by: isize) -> Finding {
