@@ -387,7 +387,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             for part in &code {
                 for_each_name(part, |token| match token {
                     _ if starts => {}
-                    "range" => ranges = true,
+                    "range" | "enumerate" => ranges = true,
                     "self" => self_attributes = true,
                     "synchronize" | "copy_to_host" => starts = true,
                     _ => {
@@ -812,7 +812,7 @@ impl<'t> Plan<'t> {
                         for_each_name(&text[range.clone()], |token| {
                             // Loops, imports, and the GPU rules' calls recognised by their
                             // text alone (`cuda.synchronize()`, `.copy_to_host()`).
-                            if matches!(token, "range" | "import" | "synchronize" | "copy_to_host") {
+                            if matches!(token, "range" | "enumerate" | "import" | "synchronize" | "copy_to_host") {
                                 loops_or_imports = true;
                             } else if matches!(token, "def" | "lambda" | "class") {
                                 nested += 1;

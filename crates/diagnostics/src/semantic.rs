@@ -561,6 +561,15 @@ impl<'t> Module<'t> {
         {
             self.bind(scope, left, Binding::LoopIndex);
         }
+        // `for i, x in enumerate(a)`: `i` counts like a range index.
+        if matches!(left.kind(), "pattern_list" | "tuple_pattern")
+            && right.kind() == "call"
+            && right.child_by_field_name("function").is_some_and(|f| self.text_of(f) == "enumerate")
+        {
+            if let Some(index) = left.named_child(0).filter(|i| i.kind() == "identifier") {
+                self.bind(scope, index, Binding::LoopIndex);
+            }
+        }
     }
 
     fn collect_assignment(&mut self, node: Node<'t>, scope: usize) {
@@ -764,6 +773,23 @@ impl<'t> Module<'t> {
     /// The knowledge-base entry a call's callee resolves to.
     pub fn resolve_call(&self, call: Node<'_>) -> Option<(String, &'static ApiMapping)> {
         let name = self.qualified_name(call.child_by_field_name("function")?)?;
+        let api = self.knowledge.api(&name)?;
+        Some((name, api))
+    }
+
+    /// [`Module::resolve_call`], also through a local alias of a library
+    /// function (`components = nx.weakly_connected_components`, then
+    /// `components(G)`).
+    pub fn resolve_call_in(&self, call: Node<'_>, scope: usize) -> Option<(String, &'static ApiMapping)> {
+        if let Some(found) = self.resolve_call(call) {
+            return Some(found);
+        }
+        let callee = call.child_by_field_name("function").filter(|f| f.kind() == "identifier")?;
+        let Some(Binding::Assigned(value)) = self.lookup(scope, self.text_of(callee), callee.start_byte()) else { return None };
+        if value.kind() != "attribute" {
+            return None;
+        }
+        let name = self.qualified_name(value)?;
         let api = self.knowledge.api(&name)?;
         Some((name, api))
     }

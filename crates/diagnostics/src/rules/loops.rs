@@ -46,6 +46,8 @@ struct Shape<'t> {
     /// Arrays written a whole block at a time: at an array of indices
     /// (`r[idx + n * i] = ...`) or a whole row (`m[i] = ...` for a 2-D `m`).
     vector_writes: Vec<String>,
+    /// Names the body assigns (`loc = i - lag`): indices built from the loop's.
+    locals: Vec<&'t str>,
     /// Identifiers seen, for recognising simulations.
     names: Vec<&'t str>,
     /// Range sizes of each nest level, when known.
@@ -102,8 +104,15 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         }
         // A read of a written array at another index that moves with the loop: iterations depend on each other.
         let carried = shape.writes.iter().any(|(array, w)| {
-            shape.reads.iter().any(|(a, r)| a == array && r != w && r.iter().any(|i| shape.vars.iter().any(|v| mentions(i, v))))
+            shape.reads.iter().any(|(a, r)| {
+                a == array && r != w && r.iter().any(|i| shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v)))
+            })
         });
+        // It reads what an enclosing loop writes, at another index: each pass
+        // gathers the enclosing recurrence's earlier results (lagged values).
+        if !carried && feeds_on_enclosing(cx, site.node, &shape) {
+            continue;
+        }
         let elements = shape.sizes.iter().try_fold(1u64, |acc, s| s.map(|s| acc.saturating_mul(s)));
         if elements.is_some_and(|n| n < cx.settings.min_elements) {
             continue;
@@ -221,6 +230,26 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
         statements = node_body.named_children(&mut node_body.walk()).filter(|n| n.kind() != "comment").collect();
         shape.single = (statements.len() == 1).then(|| statements[0]);
     }
+    // `for i, x in enumerate(items)`: an element measured, indexed or asked
+    // for attributes (`len(x)`, `x[0]`, `x.name`) is a Python object or a
+    // whole row, not one number a thread can take.
+    if let Some(element) = enumerate_element(module, site.node) {
+        let object_use = gpulens_syntax::preorder(node_body).filter(|n| n.kind() == "identifier" && module.text_of(*n) == element).any(|n| {
+            let Some(parent) = n.parent() else { return false };
+            match parent.kind() {
+                "attribute" => parent.child_by_field_name("object") == Some(n),
+                "subscript" => parent.child_by_field_name("value") == Some(n),
+                "argument_list" => parent
+                    .parent()
+                    .and_then(|c| c.child_by_field_name("function"))
+                    .is_some_and(|f| matches!(module.text_of(f), "len" | "list" | "tuple" | "str" | "sorted" | "set")),
+                _ => false,
+            }
+        });
+        if object_use {
+            block(&mut shape, "iterates over Python objects");
+        }
+    }
     // The cursor's root is the body: it never leaves it.
     let mut cursor = node_body.walk();
     loop {
@@ -264,7 +293,7 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                         "identifier" if node.kind() == "augmented_assignment" => {
                             shape.reductions.push(module.text_of(left))
                         }
-                        "identifier" => {}
+                        "identifier" => shape.locals.push(module.text_of(left)),
                         _ => block(&mut shape, "unpacks values"),
                     }
                 }
@@ -316,7 +345,7 @@ pub(crate) fn range_header<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Op
 /// `for v in range(…)`: the variable and the number of iterations, when known.
 fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
     let module = cx.module;
-    let (var, args) = range_header(module, node)?;
+    let Some((var, args)) = range_header(module, node) else { return enumerate_loop(cx, node, scope) };
     let int = |n: &Node<'_>| match module.value(*n, scope) {
         Value::Int(v) => Some(v),
         _ => None,
@@ -327,6 +356,73 @@ fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<
         _ => None,
     };
     Some((var, size))
+}
+
+/// `for i, x in enumerate(a)` over an array (or what may be one: a name,
+/// attribute or subscript, not a call's result, a table or a graph): an
+/// index loop whose element `x` is `a[i]`. The index variable and the
+/// array's length, when known.
+fn enumerate_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
+    let module = cx.module;
+    let left = node.child_by_field_name("left").filter(|l| matches!(l.kind(), "pattern_list" | "tuple_pattern"))?;
+    let names: Vec<Node<'t>> = left.named_children(&mut left.walk()).collect();
+    let [index, element] = names.as_slice() else { return None };
+    if index.kind() != "identifier" || element.kind() != "identifier" {
+        return None;
+    }
+    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
+    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("enumerate") {
+        return None;
+    }
+    let args = right.child_by_field_name("arguments")?;
+    let args: Vec<Node<'t>> = args.named_children(&mut args.walk()).filter(|n| n.kind() != "comment").collect();
+    let [iterable] = args.as_slice() else { return None };
+    if !matches!(iterable.kind(), "identifier" | "attribute" | "subscript") {
+        return None;
+    }
+    match module.value(*iterable, scope) {
+        Value::Array(n) => Some((module.text_of(*index), n)),
+        Value::Unknown => Some((module.text_of(*index), None)),
+        _ => None,
+    }
+}
+
+/// The loop at `node` reads an array that an enclosing loop writes outside
+/// it, at another index than the one written there.
+fn feeds_on_enclosing(cx: &Context<'_, '_>, node: Node<'_>, shape: &Shape<'_>) -> bool {
+    let module = cx.module;
+    let mut current = node.parent();
+    while let Some(n) = current {
+        if matches!(n.kind(), "function_definition" | "class_definition") {
+            return false;
+        }
+        current = n.parent();
+        if n.kind() != "for_statement" {
+            continue;
+        }
+        let Some(body) = n.child_by_field_name("body") else { continue };
+        let outside = |w: &Node<'_>| !(node.start_byte() <= w.start_byte() && w.end_byte() <= node.end_byte());
+        let writes: Vec<(String, Vec<String>)> = gpulens_syntax::preorder(body)
+            .filter(|w| matches!(w.kind(), "assignment" | "augmented_assignment") && outside(w))
+            .filter_map(|w| w.child_by_field_name("left").filter(|l| l.kind() == "subscript"))
+            .filter_map(|l| element(module, l))
+            .collect();
+        let feeds = shape.reads.iter().any(|(a, r)| writes.iter().any(|(wa, w)| wa == a && w != r));
+        if feeds {
+            return true;
+        }
+    }
+    false
+}
+
+/// The element variable of `for i, x in enumerate(...)`.
+fn enumerate_element<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<&'t str> {
+    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
+    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("enumerate") {
+        return None;
+    }
+    let left = node.child_by_field_name("left").filter(|l| matches!(l.kind(), "pattern_list" | "tuple_pattern"))?;
+    left.named_child(1).filter(|e| e.kind() == "identifier").map(|e| module.text_of(e))
 }
 
 /// `a[i, j]` / `a[i][j]` / `self.a[i]` → ("a", ["i", "j"]).

@@ -27,7 +27,7 @@ use crate::{registry, Context, Finding};
 pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let resolved: Vec<(&CallSite<'_>, Option<(String, &'static ApiMapping)>)> =
-        cx.module.calls.iter().map(|site| (site, cx.module.resolve_call(site.node))).collect();
+        cx.module.calls.iter().map(|site| (site, cx.module.resolve_call_in(site.node, site.scope))).collect();
     // CuPy candidates per scope, so light operations can be judged by the
     // chain they are part of; each call judged once.
     let mut chains = HashMap::new();
