@@ -293,19 +293,19 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 /// here (their rules read kernels and tests anywhere).
 fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
     let knowledge = Knowledge::get();
-    let mut all = vec![true; outline.definitions.len()];
-    keep_class_bodies(outline, &mut all);
-    let tree = gpulens_syntax::outline::parse_excluding(text, &skipped_ranges(outline, &all));
-    if tree.root_node().has_error() {
-        return None;
-    }
-    let inside = sorted(definition_units(&tree).iter().map(|(node, _, _)| node.id()).collect());
-    let outside = Module::new_skipping(text, &tree, knowledge, &inside);
-    // What the module imports from the libraries the rules know, by local name.
+    // The code outside the functions, statement by statement, without its long strings.
+    let statements: Vec<Vec<&str>> = outline.statements.iter().map(|r| code_of(text, r, &outline.long_strings)).collect();
+    // What the module imports from the libraries the rules know, by local
+    // name (in the module, its classes, or blocks around them).
     let mut imported: FxHashMap<&str, Vec<String>> = FxHashMap::default();
-    for (name, target) in outside.imports_at(0).chain(outside.scoped_imports().map(|(n, _, t)| (n, t))) {
-        if relevant_module(knowledge, target) {
-            imported.entry(name).or_default().push(target.to_string());
+    for part in statements.iter().flatten().filter(|part| part.contains("import")) {
+        let read = local_imports(part, &mut |name, target| {
+            if relevant_module(knowledge, &target) {
+                imported.entry(name).or_default().push(target);
+            }
+        });
+        if !read {
+            return None; // an import it can't read
         }
     }
     let spells_entry = |targets: &[String], chain: &[&str]| {
@@ -332,24 +332,25 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             .flatten()
             .any(|targets| spells_entry(targets, &dotted_chain(&code.as_bytes()[end..])))
     };
-    // Live module-level names: bound where their value can't be read (a
-    // loop, a parameter), or to a value that starts from the libraries.
-    let names = outside.outside_names(|target| relevant_module(knowledge, target));
+    // Live names, bound outside the functions where their value can't be
+    // read (a loop's target, `as`), or by a statement that starts from the
+    // libraries (everything it assigns to).
     let mut live: FxHashSet<&str> = FxHashSet::default();
     let none = FxHashMap::default();
-    let names_a_start = |code: &str, live: &FxHashSet<&str>, local: &FxHashMap<&str, Vec<String>>| {
+    let names_a_start = |code: &str, live: &FxHashSet<&str>| {
         let mut found = false;
-        for_each_name(code, |token| found = found || starts_from(code, token, live, local));
+        for_each_name(code, |token| found = found || starts_from(code, token, live, &none));
         found
     };
+    let bound: Vec<(Vec<&str>, Vec<&str>)> = statements.iter().map(|parts| bound_names(parts)).collect();
+    for (_, unread) in &bound {
+        live.extend(unread.iter().filter(|n| !imported.contains_key(*n)));
+    }
     loop {
         let before = live.len();
-        for (name, n) in &names {
-            if !live.contains(name)
-                && !imported.contains_key(name)
-                && n.texts.iter().any(|t| matches!(*t, "for" | "parameter") || names_a_start(t, &live, &none))
-            {
-                live.insert(name);
+        for (parts, (assigned, _)) in statements.iter().zip(&bound) {
+            if assigned.iter().any(|n| !live.contains(n) && !imported.contains_key(n)) && parts.iter().any(|p| names_a_start(p, &live)) {
+                live.extend(assigned.iter().filter(|n| !imported.contains_key(*n)));
             }
         }
         if live.len() == before {
@@ -409,6 +410,70 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         }
     }
     Some(irrelevant)
+}
+
+/// The text of `range` without the long strings in it, in pieces.
+fn code_of<'a>(text: &'a str, range: &Range<usize>, long_strings: &[Range<usize>]) -> Vec<&'a str> {
+    let mut code = Vec::new();
+    let mut at = range.start;
+    for s in long_strings.iter().filter(|s| range.start <= s.start && s.end <= range.end) {
+        code.push(&text[at..s.start]);
+        at = s.end;
+    }
+    code.push(&text[at..range.end]);
+    code
+}
+
+/// The names a statement (its pieces, as [`code_of`] gives them) may bind,
+/// over-approximated: (those bound to what it computes — every name before
+/// an assignment's `=` or an augmented one, before `:=` — and those bound
+/// where the value can't be read — a `for`'s targets, after `as`).
+fn bound_names<'a>(parts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let (mut assigned, mut unread) = (Vec::new(), Vec::new());
+    for part in parts {
+        let bytes = part.as_bytes();
+        // Where each assignment's `=` is: outside brackets, not part of a
+        // comparison; `:=` anywhere. With a string or a comment in the way,
+        // brackets can't be told: every name counts as assigned.
+        let lexical = bytes.iter().any(|b| matches!(b, b'\'' | b'"' | b'#'));
+        let mut equals = Vec::new();
+        let mut depth = 0i32;
+        for (i, &b) in bytes.iter().enumerate() {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'=' => {
+                    let before = i.checked_sub(1).map(|k| bytes[k]);
+                    let shift = i >= 2 && matches!(&bytes[i - 2..i], b"<<" | b">>" | b"**" | b"//");
+                    let comparison = bytes.get(i + 1) == Some(&b'=')
+                        || (matches!(before, Some(b'=' | b'!' | b'<' | b'>')) && !shift);
+                    if before == Some(b':') || (depth == 0 && !comparison) {
+                        equals.push(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if lexical {
+            equals.push(bytes.len());
+        }
+        let mut previous: Option<&str> = None;
+        let mut in_for = false;
+        for_each_name(part, |token| {
+            let at = token.as_ptr() as usize - part.as_ptr() as usize;
+            if equals.iter().any(|&e| e > at) {
+                assigned.push(token);
+            }
+            match token {
+                "for" => in_for = true,
+                "in" => in_for = false,
+                _ if in_for || previous == Some("as") => unread.push(token),
+                _ => {}
+            }
+            previous = Some(token);
+        });
+    }
+    (assigned, unread)
 }
 
 /// Reads the import statements of `code` (`import a.b as c`, `from a

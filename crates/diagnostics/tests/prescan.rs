@@ -110,7 +110,7 @@ fn texts_that_look_like_something_else() {
 /// (or shape another function's): each reason `check_text` keeps one.
 #[test]
 fn functions_kept_for_every_reason_a_rule_starts() {
-    let quiet = "def quiet(a):\n    return [str(x) for x in a]\n\n";
+    let quiet = "def quiet(items):\n    return [str(item) for item in items]\n\n";
     let cases = [
         // Imports inside the function, in every form.
         format!("import os\n{quiet}def f(a):\n    from numpy import fft as F\n    return F.rfft(a)\n"),
@@ -118,6 +118,10 @@ fn functions_kept_for_every_reason_a_rule_starts() {
         format!("import os\n{quiet}def f(a):\n    from scipy import (\n        fft,\n    )\n    return fft.fft(a)\n"),
         // A module-level value built from a library, used by name.
         format!("import pandas as pd\nframe = pd.read_csv('big.csv')\n{quiet}def f():\n    for _, row in frame.iterrows():\n        print(row)\n"),
+        // Read by bytes outside the functions: an import in a block, a
+        // statement after a semicolon over several lines.
+        format!("try:\n    import numpy as np\nexcept ImportError:\n    np = None\n{quiet}def f(a):\n    return np.fft.fft(a)\n"),
+        format!("import pandas as pd\nx = 1; frame = (\n    pd.read_csv('big.csv')\n)\n{quiet}def f():\n    for _, row in frame.iterrows():\n        print(row)\n"),
         // An index loop in a module that imports NumPy, naming none of it.
         format!("import numpy as np\n{quiet}def f(a, out):\n    for i in range(len(a)):\n        out[i] = a[i] * 2.0 + 1.0\n"),
         format!("import numpy as np\n{quiet}def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += a[i] * a[i]\n    return s\n"),
@@ -138,8 +142,8 @@ fn functions_kept_for_every_reason_a_rule_starts() {
     }
     // The hot caller's message is kept, and the kernel got another name.
     let messages = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\n");
-    assert!(messages(&cases[7]).contains("inside a loop in `caller`"), "{}", messages(&cases[7]));
-    let fixes = check_text(&cases[8], &settings, &gpu);
+    assert!(messages(&cases[9]).contains("inside a loop in `caller`"), "{}", messages(&cases[9]));
+    let fixes = check_text(&cases[10], &settings, &gpu);
     let edits: String = fixes.iter().flat_map(|f| f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.text.clone()))).collect();
     assert!(edits.contains("scale_kernel2"), "{edits}");
 }

@@ -43,6 +43,9 @@ pub struct Outline {
     /// Insides of triple-quoted string literals (not f- or t-strings) of at
     /// least [`LONG_STRING`] bytes: between the opening and closing quotes.
     pub long_strings: Vec<Range<usize>>,
+    /// The logical lines outside every definition (the module's own code,
+    /// class bodies, blocks around them), but decorators.
+    pub statements: Vec<Range<usize>>,
 }
 
 /// How long a triple-quoted string must be for its inside to be listed.
@@ -72,6 +75,10 @@ pub fn outline(text: &str) -> Option<Outline> {
         }
         // Only the module and class bodies hold definitions the caller can skip.
         let container = blocks.iter().all(|(_, b)| matches!(b, Block::Class(_)));
+        let outside = !blocks.iter().any(|(_, b)| matches!(b, Block::Definition(_)));
+        if outside && line.first != First::Decorator && !(line.first == First::Def && container && line.compound) {
+            out.statements.push(line.start..line.end);
+        }
         if let Some(&(_, Block::Class(class))) = blocks.last() {
             if let Some(count) = out.class_statements.iter_mut().find(|(c, _)| *c == class) {
                 // A decorator and what it decorates are one statement.
