@@ -159,7 +159,7 @@ fn check_once(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hi
     // The functions that call others in a loop, for hotness.
     let callers: Vec<(Node<'_>, Vec<String>)> = definition_units(tree)
         .into_iter()
-        .map(|(node, range, _)| (node, called_names(&text[range])))
+        .map(|(node, range, _, _)| (node, called_names(&text[range])))
         .filter(|(_, calls)| !calls.is_empty())
         .collect();
     let callers: Vec<(Node<'_>, &[String])> = callers.iter().map(|(node, calls)| (*node, &calls[..])).collect();
@@ -194,7 +194,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
         // A rewrite of module-level code looks at every function that uses
         // its variables, skipped ones too.
         let units = definition_units(&tree);
-        let module_level = |f: &Finding| !units.iter().any(|(_, range, _)| range.contains(&f.range.start));
+        let module_level = |f: &Finding| !units.iter().any(|(_, range, _, _)| range.contains(&f.range.start));
         if !findings.iter().any(|f| f.fix.is_some() && module_level(f)) {
             return findings;
         }
@@ -238,7 +238,7 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
     // Every kept definition is a unit where the outline put it, and every
     // skipped docstring was a string.
     let kept: Vec<usize> = outline.definitions.iter().zip(&skipped).filter(|(_, s)| !**s).map(|(d, _)| d.header_start).collect();
-    let found: Vec<usize> = definition_units(&tree).iter().map(|(_, range, _)| range.start).collect();
+    let found: Vec<usize> = definition_units(&tree).iter().map(|(_, range, _, _)| range.start).collect();
     if kept != found {
         return None;
     }
@@ -806,7 +806,7 @@ impl<'t> Plan<'t> {
 
     fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
         let found = definition_units(tree);
-        let all = sorted(found.iter().map(|(node, _, _)| node.id()).collect());
+        let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
         let outside = Module::new_skipping(text, tree, knowledge, &all);
         let relevant = |target: &str| relevant_module(knowledge, target);
         let names = outside.outside_names(relevant);
@@ -859,7 +859,7 @@ impl<'t> Plan<'t> {
         let mut seen: HashMap<u64, Scan> = HashMap::with_capacity(found.len());
         let scanned: Vec<(u64, Scan)> = found
             .iter()
-            .map(|(node, range, _)| {
+            .map(|(node, range, _, _)| {
                 let node = *node;
                 let bytes = &text.as_bytes()[range.clone()];
                 let text_hash = {
@@ -919,8 +919,8 @@ impl<'t> Plan<'t> {
         let mut classes: HashMap<Option<usize>, u64> = HashMap::new();
         if scanned.iter().any(|(_, scan)| scan.works_through_self) {
             let mut assignments: HashMap<usize, (bool, Vec<&str>)> = HashMap::new();
-            for ((node, _, _), (_, scan)) in found.iter().zip(&scanned) {
-                if let Some(class) = innermost_class_node(*node) {
+            for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
+                if let Some(class) = around.last() {
                     let entry = assignments.entry(class.id()).or_insert_with(|| (class.has_error(), Vec::new()));
                     entry.1.extend(scan.self_assignments.iter().map(String::as_str));
                 }
@@ -935,7 +935,7 @@ impl<'t> Plan<'t> {
         let units = found
             .into_iter()
             .zip(scanned)
-            .map(|((node, range, place), (text_hash, scan))| {
+            .map(|((node, range, place, around), (text_hash, scan))| {
                 let mentioned = &scan.mentioned;
                 // The names it mentions and, transitively, those their bindings mention.
                 let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
@@ -957,15 +957,11 @@ impl<'t> Plan<'t> {
                 scan.definitions.hash(&mut key);
                 // The names of the classes holding it (rules read them: a
                 // `Rotation` class's matrices are small).
-                let mut up = node.parent();
-                while let Some(n) = up {
-                    if n.kind_id() == gpulens_syntax::grammar().class_definition {
-                        n.child_by_field_name("name").map(|c| &text[c.byte_range()]).hash(&mut key);
-                    }
-                    up = n.parent();
+                for class in &around {
+                    class.child_by_field_name("name").map(|c| &text[c.byte_range()]).hash(&mut key);
                 }
                 if scan.works_through_self {
-                    classes.get(&innermost_class_node(node).map(|c| c.id())).hash(&mut key);
+                    classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
                 for name in &reached {
                     let outside_name = &names[*name];
@@ -1016,19 +1012,6 @@ fn called_names(text: &str) -> Vec<String> {
     if loops { names } else { Vec::new() }
 }
 
-/// The class whose body holds `node` directly or through other classes.
-fn innermost_class_node(node: Node<'_>) -> Option<Node<'_>> {
-    let class = gpulens_syntax::grammar().class_definition;
-    let mut up = node.parent();
-    while let Some(n) = up {
-        if n.kind_id() == class {
-            return Some(n);
-        }
-        up = n.parent();
-    }
-    None
-}
-
 /// The names a function definition's parameters bind.
 fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
     let g = gpulens_syntax::grammar();
@@ -1070,11 +1053,14 @@ fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
 /// surrounds it, so it is not a unit: it is analysed afresh every time.
 /// Each comes with where it sits (in the module, a class, an error node): a
 /// fix depends on that (a kernel can't be written above a method).
-fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8)> {
+fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)> {
     let g = gpulens_syntax::grammar();
     let mut units = Vec::new();
-    let mut stack = vec![(tree.root_node(), 0u8)];
-    while let Some((container, place)) = stack.pop() {
+    // Containers to look in, with the classes around them (outermost
+    // first): carried down, since asking a node for its parent makes
+    // tree-sitter search from the root through every sibling.
+    let mut stack = vec![(tree.root_node(), 0u8, Vec::new())];
+    while let Some((container, place, classes)) = stack.pop() {
         let mut cursor = container.walk();
         for child in container.named_children(&mut cursor) {
             let kind = child.kind_id();
@@ -1082,14 +1068,16 @@ fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8)> {
             let Some(definition) = definition else { continue };
             if definition.kind_id() == g.function_definition {
                 if !child.has_error() {
-                    units.push((child, child.byte_range(), place));
+                    units.push((child, child.byte_range(), place, classes.clone()));
                 }
             } else if definition.kind_id() == g.class_definition {
                 if let Some(body) = definition.child_by_field_name("body") {
-                    stack.push((body, 1));
+                    let mut inside = classes.clone();
+                    inside.push(definition);
+                    stack.push((body, 1, inside));
                 }
             } else if child.is_error() {
-                stack.push((child, place.max(2)));
+                stack.push((child, place.max(2), classes.clone()));
             }
         }
     }
