@@ -60,6 +60,8 @@ enum Binding<'t> {
     Annotated(Node<'t>),
     /// `for name in range(…)`
     LoopIndex,
+    /// `a, b = expr` in a function: one element of what `expr` holds.
+    Unpacked(Node<'t>),
     /// `def f(name)`, `def f(name=default)`, `*name`, `**name`: whatever the caller passes.
     Parameter,
 }
@@ -343,6 +345,7 @@ impl<'t> Module<'t> {
                         Binding::Assigned(rhs) => ("=", self.text_of(*rhs)),
                         Binding::Annotated(ty) => (":", self.text_of(*ty)),
                         Binding::LoopIndex => ("for", ""),
+                        Binding::Unpacked(rhs) => ("unpack", self.text_of(*rhs)),
                         Binding::Parameter => ("parameter", ""),
                     };
                     add(name, Some(*at), kind, false);
@@ -584,6 +587,12 @@ impl<'t> Module<'t> {
         };
         if left.kind() == "identifier" {
             self.bind(scope, left, Binding::Assigned(right));
+        } else if scope != MODULE_SCOPE && matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+            let mut cursor = left.walk();
+            let names: Vec<Node<'t>> = left.named_children(&mut cursor).filter(|n| n.kind() == "identifier").collect();
+            for name in names {
+                self.bind(scope, name, Binding::Unpacked(right));
+            }
         }
     }
 
@@ -862,6 +871,12 @@ impl<'t> Module<'t> {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
                     Some(Binding::Annotated(ty)) => self.annotation_value(ty),
                     Some(Binding::LoopIndex) => Value::Scalar,
+                    // One element of a few numbers (`lat, lon = point` for a
+                    // `tuple[float, float]`); anything else is not known.
+                    Some(Binding::Unpacked(rhs)) => match self.eval(rhs, scope, depth) {
+                        Value::Array(Some(n)) if n <= 16 => Value::Scalar,
+                        _ => Value::Unknown,
+                    },
                     Some(Binding::Parameter) | None => Value::Unknown,
                 }
             }
@@ -938,6 +953,17 @@ impl<'t> Module<'t> {
 
     fn annotation_value(&self, ty: Node<'_>) -> Value {
         let expr = if ty.kind() == "type" { ty.named_child(0) } else { Some(ty) };
+        // Numbers, and tuples of a few numbers (`point: tuple[float, float]`).
+        let text: String = expr.map_or("", |e| self.text_of(e)).split_whitespace().collect();
+        if matches!(text.as_str(), "float" | "int" | "complex" | "bool") {
+            return Value::Scalar;
+        }
+        if let Some(items) = text.strip_prefix("tuple[").and_then(|t| t.strip_suffix(']')) {
+            let items: Vec<&str> = items.split(',').collect();
+            if items.iter().all(|i| matches!(*i, "float" | "int" | "complex")) {
+                return Value::Array(Some(items.len() as u64));
+            }
+        }
         match expr.and_then(|e| self.qualified_name(e)).as_deref() {
             Some("numpy.ndarray" | "numpy.typing.NDArray" | "numpy.typing.ArrayLike") => Value::Array(None),
             Some("pandas.DataFrame" | "pandas.Series") => Value::Frame(None),
@@ -968,6 +994,19 @@ impl<'t> Module<'t> {
                 (_, ApiKind::Compute) => self.input_value(call, scope, depth),
                 _ => Value::Unknown,
             };
+        }
+        // Another NumPy function of one number (`np.deg2rad(lat)`) is one number.
+        if self.qualified_name(function).is_some_and(|n| n.starts_with("numpy.")) {
+            let args = call.child_by_field_name("arguments");
+            let positional: Vec<Node<'_>> = args.map_or(Vec::new(), |a| {
+                let mut cursor = a.walk();
+                a.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
+            });
+            if let [only] = positional.as_slice() {
+                if self.eval(*only, scope, depth) == Value::Scalar {
+                    return Value::Scalar;
+                }
+            }
         }
         if function.kind() == "identifier" && self.text_of(function) == "len" && self.import_at("len", function.start_byte()).is_none() {
             let arg = call.child_by_field_name("arguments").and_then(|a| a.named_child(0));
