@@ -86,10 +86,16 @@ pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
 }
 
 /// The function around `node` draws a plot (calls into a plotting library,
-/// or onto axes and figures).
+/// or onto axes and figures), or it or a class around it is named for plotting.
 pub(crate) fn in_plotting_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
     let Some(function) = function_of(node) else { return false };
     let module = cx.module;
+    // Named for plotting (`month_plot`, `plot_points`, `_RegressionPlotter`):
+    // whatever it computes is what gets drawn.
+    let plot_word = |name: &&str| words(name).iter().any(|w| matches!(w.as_str(), "plot" | "plots" | "plotter" | "plotting"));
+    if names_around(cx, node).iter().any(plot_word) {
+        return true;
+    }
     module.answer_once(function, "plots", || {
         preorder(function).filter(|n| n.kind() == "call").any(|call| {
             let Some(callee) = call.child_by_field_name("function") else { return false };
@@ -359,6 +365,10 @@ pub(crate) const PER_GROUP: &[&str] = &["apply", "agg", "aggregate", "transform"
 /// then the cheap part, and cuDF runs the Python per group on the CPU too.
 pub(crate) fn groups_in_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
     let module = cx.module;
+    // Grouped by a Python function of each index value (`groupby(lambda d: d.month)`).
+    if takes_python_callable(cx, call) {
+        return true;
+    }
     let python_use = |grouped: Node<'_>| {
         let Some(parent) = grouped.parent() else { return false };
         if matches!(parent.kind(), "for_statement" | "for_in_clause") && parent.child_by_field_name("right") == Some(grouped) {
