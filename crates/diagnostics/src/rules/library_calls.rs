@@ -99,7 +99,10 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
     let node = call.site.node;
     let scope = call.site.scope;
     let small_count = |count: Option<Node<'_>>| {
-        count.is_some_and(|c| matches!(module.value(c, scope), Value::Int(n) if n < call.cx.settings.min_elements))
+        count.is_some_and(|c| {
+            matches!(module.value(c, scope), Value::Int(n) if n < call.cx.settings.min_elements)
+                || small_default(call, c).is_some_and(|n| n < call.cx.settings.min_elements)
+        })
     };
     match call.name.as_str() {
         "numpy.fromfile" => {
@@ -119,4 +122,27 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
         }
         _ => true,
     }
+}
+
+/// The default of the parameter `expr` names, when it is an integer literal
+/// (`def read_double(fid, n=1)`): the count such a helper reads when called
+/// plainly, a header field or a few.
+fn small_default(call: &Call<'_, '_>, expr: Node<'_>) -> Option<u64> {
+    let module = call.cx.module;
+    if expr.kind() != "identifier" {
+        return None;
+    }
+    let name = module.text_of(expr);
+    let function = super::context::function_of(call.site.node)?;
+    let parameters = function.child_by_field_name("parameters")?;
+    let mut cursor = parameters.walk();
+    let found = parameters.named_children(&mut cursor).find_map(|p| {
+        if !matches!(p.kind(), "default_parameter" | "typed_default_parameter") {
+            return None;
+        }
+        let named = p.child_by_field_name("name").is_some_and(|n| module.text_of(n) == name);
+        let value = p.child_by_field_name("value").filter(|v| v.kind() == "integer")?;
+        named.then(|| module.text_of(value).replace('_', "").parse::<u64>().ok()).flatten()
+    });
+    found
 }
