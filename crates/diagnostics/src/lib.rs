@@ -150,14 +150,26 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
 
 /// [`check`] in one walk of the tree, for a tree analysed once (`gpulens
 /// check`): no plan of what an edit would re-analyse. `hidden`: module-level
-/// functions the tree leaves out (their names are still taken); without
+/// functions the tree leaves out (their names are still taken); `unwalked`:
+/// where the definitions start that are known to have no finding; without
 /// `with_fixes`, findings come without their fixes.
-fn check_once(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, hidden: &[String], with_fixes: bool) -> Vec<Finding> {
-    let mut module = Module::new(text, tree, Knowledge::get());
-    module.hidden_definitions = hidden.to_vec();
+fn check_once(
+    text: &str,
+    tree: &Tree,
+    settings: &Settings,
+    gpu: &GpuProfile,
+    hidden: &[String],
+    unwalked: &[usize],
+    with_fixes: bool,
+) -> Vec<Finding> {
+    let units = definition_units(tree);
+    // Definitions known to have no finding (`unwalked`: where they start) are not walked.
+    let skip: Vec<usize> = units.iter().filter(|u| unwalked.binary_search(&u.1.start).is_ok()).map(|u| u.0.id()).collect();
+    let mut module = Module::new_skipping(text, tree, Knowledge::get(), &sorted(skip));
+    module.hidden_definitions = hidden.iter().cloned().collect();
     let findings = run_rules(&module, text, tree, settings, gpu, with_fixes);
     // The functions that call others in a loop, for hotness.
-    let callers: Vec<(Node<'_>, Vec<String>)> = definition_units(tree)
+    let callers: Vec<(Node<'_>, Vec<String>)> = units
         .into_iter()
         .map(|(node, range, _, _)| (node, called_names(&text[range])))
         .filter(|(_, calls)| !calls.is_empty())
@@ -189,17 +201,22 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     if !might_have_findings(text, Knowledge::get()) {
         return Vec::new();
     }
-    if let Some((tree, hidden)) = parse_what_matters(text) {
-        let findings = check_once(text, &tree, settings, gpu, &hidden, with_fixes);
+    if let Some((tree, hidden, unwalked)) = parse_what_matters(text) {
+        let findings = check_once(text, &tree, settings, gpu, &hidden, &unwalked, with_fixes);
         // A rewrite of module-level code looks at every function that uses
         // its variables, skipped ones too.
         let units = definition_units(&tree);
-        let module_level = |f: &Finding| !units.iter().any(|(_, range, _, _)| range.contains(&f.range.start));
+        // (Units are sorted and disjoint: the one that could hold a finding
+        // is the last to start at or before it.)
+        let module_level = |f: &Finding| {
+            let i = units.partition_point(|(_, range, _, _)| range.start <= f.range.start);
+            !(i > 0 && units[i - 1].1.contains(&f.range.start))
+        };
         if !findings.iter().any(|f| f.fix.is_some() && module_level(f)) {
             return findings;
         }
     }
-    check_once(text, &gpulens_syntax::parse(text), settings, gpu, &[], with_fixes)
+    check_once(text, &gpulens_syntax::parse(text), settings, gpu, &[], &[], with_fixes)
 }
 
 /// Whether [`check_text`] would parse `text` only in part (for tests).
@@ -211,19 +228,25 @@ pub fn parses_in_part(text: &str) -> bool {
 /// The tree of `text` without the parts that cannot produce a finding, with
 /// the names of the module-level functions it leaves out; `None` when the
 /// outline can't be trusted (or saves nothing).
-fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
+fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
     let outline = gpulens_syntax::outline::outline(text)?;
     // The GPU rules apply in tests too, and read kernels anywhere.
     let gpu_code = GPU_MODULES.iter().any(|m| text.contains(m));
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
+    let mut irrelevant = vec![false; skipped.len()];
     if !gpu_code {
-        if let Some(irrelevant) = irrelevant_definitions(text, &outline) {
-            skipped.iter_mut().zip(irrelevant).for_each(|(s, i)| *s |= i);
+        if let Some(found) = irrelevant_definitions(text, &outline) {
+            irrelevant = found;
+            skipped.iter_mut().zip(&irrelevant).for_each(|(s, i)| *s |= i);
         }
     }
     keep_class_bodies(&outline, &mut skipped);
-    let skip = skipped_ranges(&outline, &skipped);
+    let skip = fewest_gaps(&outline, &mut skipped);
+    // Irrelevant definitions parsed after all (to keep the parts few, or a
+    // class body from emptying) need no walk: where they start.
+    let unwalked: Vec<usize> =
+        outline.definitions.iter().zip(skipped.iter().zip(&irrelevant)).filter(|(_, (s, i))| !**s && **i).map(|(d, _)| d.header_start).collect();
     if skip.is_empty() {
         return None;
     }
@@ -243,22 +266,28 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>)> {
         return None;
     }
     let strings_hold = outline.long_strings.iter().all(|r| {
-        let covered = skip.iter().any(|s| s.start < r.start && r.end <= s.end);
+        let i = skip.partition_point(|s| s.start < r.start);
+        let covered = i > 0 && r.end <= skip[i - 1].end;
         covered
             || root
                 .descendant_for_byte_range(r.start - 1, r.start)
                 .is_some_and(|n| n.kind() == "string_start" && n.end_byte() == r.start)
     });
     let hidden = outline.definitions.iter().zip(&skipped).filter(|(d, s)| **s && d.classes.is_empty()).map(|(d, _)| d.name.clone());
-    strings_hold.then(|| (tree, hidden.collect()))
+    strings_hold.then(|| (tree, hidden.collect(), unwalked))
 }
 
 /// A class body can't be empty: of a class whose every statement would be
 /// skipped, keep its smallest definition.
 fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) {
+    let mut by_class: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+    for (i, d) in outline.definitions.iter().enumerate() {
+        if let Some(class) = d.classes.last() {
+            by_class.entry(*class).or_default().push(i);
+        }
+    }
     for &(class, statements) in &outline.class_statements {
-        let inside: Vec<usize> =
-            (0..outline.definitions.len()).filter(|&i| outline.definitions[i].classes.last() == Some(&class)).collect();
+        let inside: &[usize] = by_class.get(&class).map_or(&[], |v| &v[..]);
         let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
         if statements > 0 && skipped_inside >= statements {
             let smallest = inside.iter().min_by_key(|&&i| outline.definitions[i].range.len()).expect("a statement");
@@ -267,12 +296,52 @@ fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [
     }
 }
 
+/// Most parts of the text to parse apart: tree-sitter looks a position up
+/// in its list of parts linearly, so many parts make parsing quadratic.
+const MAX_PARTS: usize = 64;
+
+/// [`skipped_ranges`], keeping only the [`MAX_PARTS`] longest runs of
+/// skipped text (adjacent skipped ranges make one run): the definitions of
+/// the other runs are parsed after all.
+fn fewest_gaps(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) -> Vec<Range<usize>> {
+    let skip = skipped_ranges(outline, skipped);
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for r in &skip {
+        match runs.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => runs.push(r.clone()),
+        }
+    }
+    if runs.len() <= MAX_PARTS {
+        return skip;
+    }
+    let mut longest: Vec<Range<usize>> = runs.clone();
+    longest.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    longest.truncate(MAX_PARTS);
+    longest.sort_by_key(|r| r.start);
+    let kept_run = |r: &Range<usize>| {
+        let i = longest.partition_point(|l| l.end < r.end);
+        longest.get(i).is_some_and(|l| l.start <= r.start && r.end <= l.end)
+    };
+    for (d, s) in outline.definitions.iter().zip(skipped.iter_mut()) {
+        if *s && !kept_run(&d.range) {
+            *s = false;
+        }
+    }
+    skip.into_iter().filter(|r| kept_run(r)).collect()
+}
+
 /// The skipped definitions and the long strings outside them, sorted.
 fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) -> Vec<Range<usize>> {
     let mut skip: Vec<Range<usize>> =
         outline.definitions.iter().zip(skipped).filter(|(_, s)| **s).map(|(d, _)| d.range.clone()).collect();
-    let strings = outline.long_strings.iter().filter(|r| !skip.iter().any(|s| s.start <= r.start && r.end <= s.end));
-    let strings: Vec<Range<usize>> = strings.cloned().collect();
+    // Definitions don't overlap: the one that could hold a string is the
+    // last to start before it.
+    let inside = |r: &Range<usize>| {
+        let i = skip.partition_point(|s| s.start <= r.start);
+        i > 0 && r.end <= skip[i - 1].end
+    };
+    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !inside(r)).cloned().collect();
     skip.extend(strings);
     skip.sort_by_key(|r| r.start);
     skip
@@ -364,13 +433,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         .iter()
         .map(|d| {
             // Its code: the definition without its long strings.
-            let mut code: Vec<&str> = Vec::new();
-            let mut at = d.range.start;
-            for s in outline.long_strings.iter().filter(|s| d.range.start <= s.start && s.end <= d.range.end) {
-                code.push(&text[at..s.start]);
-                at = s.end;
-            }
-            code.push(&text[at..d.range.end]);
+            let code = code_of(text, &d.range, &outline.long_strings);
             let mut local: FxHashMap<&str, Vec<String>> = FxHashMap::default();
             if code.iter().any(|part| part.contains("import")) {
                 for part in &code {
@@ -416,7 +479,8 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
 fn code_of<'a>(text: &'a str, range: &Range<usize>, long_strings: &[Range<usize>]) -> Vec<&'a str> {
     let mut code = Vec::new();
     let mut at = range.start;
-    for s in long_strings.iter().filter(|s| range.start <= s.start && s.end <= range.end) {
+    let first = long_strings.partition_point(|s| s.start < range.start);
+    for s in long_strings[first..].iter().take_while(|s| s.start < range.end).filter(|s| s.end <= range.end) {
         code.push(&text[at..s.start]);
         at = s.end;
     }

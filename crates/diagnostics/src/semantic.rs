@@ -146,7 +146,7 @@ pub struct Module<'t> {
     definitions: std::cell::OnceCell<rustc_hash::FxHashSet<String>>,
     /// Module-level functions left out of the tree (a partial parse): their
     /// names are still taken.
-    pub(crate) hidden_definitions: Vec<String>,
+    pub(crate) hidden_definitions: rustc_hash::FxHashSet<String>,
     /// Function node id → what the context rules read in it, gathered on
     /// first use (they read a function once per call in it). Byte ranges,
     /// not nodes: a cell holding nodes would pin the tree's lifetime.
@@ -186,7 +186,7 @@ impl<'t> Module<'t> {
         let mut module = Module {
             root: tree.root_node(),
             definitions: std::cell::OnceCell::new(),
-            hidden_definitions: Vec::new(),
+            hidden_definitions: rustc_hash::FxHashSet::default(),
             attributes: std::cell::RefCell::new(HashMap::new()),
             function_facts: std::cell::RefCell::new(HashMap::new()),
             answers: std::cell::RefCell::new(HashMap::new()),
@@ -275,7 +275,7 @@ impl<'t> Module<'t> {
                 })
                 .collect()
         });
-        definitions.contains(name) || self.hidden_definitions.iter().any(|d| d == name)
+        definitions.contains(name) || self.hidden_definitions.contains(name)
     }
 
     /// Whether the module level assigns `name`.
