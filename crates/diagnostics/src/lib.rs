@@ -205,6 +205,9 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
         let findings = check_once(text, &tree, settings, gpu, &hidden, &unwalked, with_fixes);
         // A rewrite of module-level code looks at every function that uses
         // its variables, skipped ones too.
+        if !findings.iter().any(|f| f.fix.is_some()) {
+            return findings;
+        }
         let units = definition_units(&tree);
         // (Units are sorted and disjoint: the one that could hold a finding
         // is the last to start at or before it.)
@@ -231,7 +234,7 @@ pub fn parses_in_part(text: &str) -> bool {
 fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
     let outline = gpulens_syntax::outline::outline(text)?;
     // The GPU rules apply in tests too, and read kernels anywhere.
-    let gpu_code = GPU_MODULES.iter().any(|m| text.contains(m));
+    let gpu_code = names_gpu_library(text);
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
     let mut irrelevant = vec![false; skipped.len()];
@@ -674,9 +677,7 @@ fn relevant_module(knowledge: &Knowledge, target: &str) -> bool {
 /// hold the shortcuts to.
 #[doc(hidden)]
 pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
-    let module = Module::new(text, tree, Knowledge::get());
-    let plan = Plan::new(text, tree, Knowledge::get(), &mut Scans::default());
-    finish(text, tree, &plan.units_and_calls(), &plan.outside, run_rules(&module, text, tree, settings, gpu, true))
+    check_once(text, tree, settings, gpu, &[], &[], true)
 }
 
 fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
@@ -1153,7 +1154,12 @@ fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_
 /// covers, so a file that never names one cannot produce a finding. This
 /// byte scan lets whole files skip parsing-dependent work.
 pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
-    knowledge.cpu_modules.iter().any(|m| text.contains(m.as_str())) || GPU_MODULES.iter().any(|m| text.contains(m))
+    knowledge.cpu_modules.iter().any(|m| text.contains(m.as_str())) || names_gpu_library(text)
+}
+
+/// Whether `text` names one of the GPU libraries anywhere (a byte scan).
+pub(crate) fn names_gpu_library(text: &str) -> bool {
+    GPU_MODULES.iter().any(|m| text.contains(m))
 }
 
 /// GPU libraries whose use the `GPU…` rules check.

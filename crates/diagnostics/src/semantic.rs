@@ -218,7 +218,7 @@ impl<'t> Module<'t> {
     /// kernel, and no `GPU…` rule applies.
     pub(crate) fn mentions_gpu_library(&self) -> bool {
         *self.gpu_library.get_or_init(|| {
-            crate::GPU_MODULES.iter().any(|m| self.text.contains(m))
+            crate::names_gpu_library(self.text)
                 && self.imports.values().flatten().any(|(_, target)| {
                     crate::GPU_MODULES.contains(&target.split('.').next().unwrap_or(target))
                 })
