@@ -87,8 +87,7 @@ fn a_warm_run_prints_what_a_run_without_the_cache_prints() {
         let fresh = check(&["--no-cache", "--format", format, "src"], d);
         assert_eq!(fresh.status.code(), Some(1), "{}", stderr(&fresh));
         assert_eq!(reused(&fresh), None, "--no-cache uses no cache");
-        // The text run fills the cache without fixes (it shows none); JSON,
-        // which shows them, works them out again the first time.
+        // The text run fills the cache; JSON, which shows fixes too, reads it.
         let first = check(&["--format", format, "src"], d);
         assert_same(&first, &fresh, format);
         let warm = check(&["--format", format, "src"], d);

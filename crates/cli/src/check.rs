@@ -243,7 +243,7 @@ fn check_file(
             }
         }
     }
-    let (records, fixes) = if candidate { analyse(&text, &settings, gpu, needs.fixes) } else { (Vec::new(), true) };
+    let (records, fixes) = if candidate { analyse(&text, &settings, gpu, needs.fixes || cache.is_some()) } else { (Vec::new(), true) };
     // The findings of a fixed text are not those of the bytes read: nothing
     // is cached when fixing (no cache is opened then either).
     let cached = lookup.filter(|_| fixed.is_none()).map(|l| {
@@ -255,7 +255,8 @@ fn check_file(
 }
 
 /// Runs the rules over `text`, working out the fixes only when they are
-/// shown; returns the findings and whether they carry their fixes.
+/// shown or kept (a cached entry is complete, whatever output reads it
+/// next); returns the findings and whether they carry their fixes.
 fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile, fixes: bool) -> (Vec<Finding>, bool) {
     if fixes {
         (gpulens_diagnostics::check_text(text, settings, gpu), true)
