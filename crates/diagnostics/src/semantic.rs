@@ -503,10 +503,10 @@ impl<'t> Module<'t> {
                 }
             } else if kind == g.import_statement {
                 self.import_nodes.push(node);
-                self.collect_import(node, scope_ranges.last().unwrap().clone());
+                self.collect_import(node, import_scope(&scope_ranges, node));
             } else if kind == g.import_from_statement {
                 self.import_nodes.push(node);
-                self.collect_import_from(node, scope_ranges.last().unwrap().clone());
+                self.collect_import_from(node, import_scope(&scope_ranges, node));
             } else if kind == g.comment {
                 self.collect_comment(node);
             }
@@ -1380,4 +1380,18 @@ pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
         line_start = next;
     }
     out
+}
+
+/// Where an import is seen: the whole module for a module-level import; for
+/// one inside a function or class, from the import to the end of that
+/// scope, so that of two imports of one name in a function (`from a import
+/// X` in one branch, `from b import X` in a later one), code after the second
+/// sees the second.
+fn import_scope(scope_ranges: &[std::ops::Range<usize>], node: Node<'_>) -> std::ops::Range<usize> {
+    let scope = scope_ranges.last().expect("the module scope").clone();
+    if scope_ranges.len() == 1 {
+        scope
+    } else {
+        node.start_byte()..scope.end
+    }
 }

@@ -13,6 +13,8 @@ use gpulens_knowledge::{ApiKind, Support};
 
 use super::context;
 use super::{estimate_phrase, fp64_phrase, install, loop_phrase, scale_out_phrase, size_phrase, tensor_core_phrase, Call};
+use gpulens_syntax::Node;
+
 use crate::semantic::Value;
 use crate::Finding;
 
@@ -72,11 +74,78 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     })
 }
 
+/// For each candidate call (by node id), the length of the chain it is part
+/// of: the statements of its function that hold a candidate and can run in
+/// the same pass as it. Operations in one statement (`np.where(x >= 0,
+/// np.floor(x), np.ceil(x))`) are one pass over the data, and operations in
+/// branches of an `if` that exclude each other never run together.
+pub(super) fn chains(in_scope: &HashMap<usize, Vec<Node<'_>>>) -> HashMap<usize, u32> {
+    let mut out = HashMap::new();
+    for calls in in_scope.values() {
+        let statements: Vec<Node<'_>> = calls.iter().map(|c| statement_of(*c)).collect();
+        for (i, call) in calls.iter().enumerate() {
+            let mut seen: Vec<usize> = Vec::new();
+            // Past a few dozen candidates, every statement counts: the chain is long anyway.
+            for (j, other) in calls.iter().enumerate() {
+                if seen.contains(&statements[j].id()) || (calls.len() <= 64 && i != j && exclusive(*call, *other)) {
+                    continue;
+                }
+                seen.push(statements[j].id());
+            }
+            out.insert(call.id(), seen.len() as u32);
+        }
+    }
+    out
+}
+
+/// The statement holding `node`: its ancestor that sits directly in a block
+/// (or the module).
+fn statement_of(node: Node<'_>) -> Node<'_> {
+    let mut current = node;
+    while let Some(parent) = current.parent() {
+        if matches!(parent.kind(), "block" | "module") {
+            return current;
+        }
+        current = parent;
+    }
+    current
+}
+
+/// `a` and `b` sit in branches of one `if` that exclude each other (its body
+/// and an `elif` or `else`, or two `elif`s).
+fn exclusive(a: Node<'_>, b: Node<'_>) -> bool {
+    // (the `if`, the branch holding `a`) for every `if` around `a`.
+    let mut branches: Vec<(usize, usize)> = Vec::new();
+    let mut current = a;
+    while let Some(parent) = current.parent() {
+        if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(current) {
+            branches.push((parent.id(), current.id()));
+        }
+        if matches!(parent.kind(), "function_definition" | "class_definition") {
+            break;
+        }
+        current = parent;
+    }
+    let mut current = b;
+    while let Some(parent) = current.parent() {
+        if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(current) {
+            if branches.iter().any(|(i, branch)| *i == parent.id() && *branch != current.id()) {
+                return true;
+            }
+        }
+        if matches!(parent.kind(), "function_definition" | "class_definition") {
+            break;
+        }
+        current = parent;
+    }
+    false
+}
+
 /// `value`: what [`candidate`] said of the call.
 pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<usize, u32>, out: &mut Vec<Finding>) {
     let Some(value) = value else { return };
     let api = call.api;
-    let chain = chains.get(&call.site.scope).copied().unwrap_or(0);
+    let chain = chains.get(&call.site.node.id()).copied().unwrap_or(0);
     if !api.heavy && chain < CHAIN {
         return;
     }
@@ -89,7 +158,7 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
         )
     } else {
         format!(
-            " This code runs {chain} array operations; moved together, the data stays on the GPU between them \
+            " This code runs array operations in {chain} statements; moved together, the data stays on the GPU between them \
              (one cheap operation alone would lose to the copies)."
         )
     };

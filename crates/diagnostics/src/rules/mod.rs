@@ -30,17 +30,18 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         cx.module.calls.iter().map(|site| (site, cx.module.resolve_call_in(site.node, site.scope))).collect();
     // CuPy candidates per scope, so light operations can be judged by the
     // chain they are part of; each call judged once.
-    let mut chains = HashMap::new();
+    let mut in_scope: HashMap<usize, Vec<Node<'_>>> = HashMap::new();
     let mut candidates: HashMap<usize, Option<Value>> = HashMap::new();
     for (site, resolved) in &resolved {
         if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
             let value = cupy::candidate(&Call { site, name, api, cx });
             if value.is_some() {
-                *chains.entry(site.scope).or_default() += 1;
+                in_scope.entry(site.scope).or_default().push(site.node);
             }
             candidates.insert(site.node.id(), value);
         }
     }
+    let chains = cupy::chains(&in_scope);
     for (site, resolved) in resolved {
         if let Some((name, api)) = resolved {
             let call = Call { site, name, api, cx };

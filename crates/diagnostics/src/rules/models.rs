@@ -19,12 +19,19 @@ pub(crate) const WORK: &[&str] = &[
     "range_search", "knn_query", "add_items", "build", "get_nns_by_vector", "get_nns_by_item", "query",
 ];
 
+/// scikit-learn's nearest-neighbours queries: only its neighbours models
+/// (`NearestNeighbors`, `KNeighbors*`, `RadiusNeighbors*`) answer them.
+const NEIGHBOUR_QUERIES: &[&str] = &["kneighbors", "kneighbors_graph", "radius_neighbors", "radius_neighbors_graph"];
+
 pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
     let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else { return };
     let (Some(object), Some(method)) = (function.child_by_field_name("object"), function.child_by_field_name("attribute")) else {
         return;
     };
+    if NEIGHBOUR_QUERIES.contains(&module.text_of(method)) {
+        neighbour_query(cx, site, object, module.text_of(method), out);
+    }
     // Only through `self`: a model built in the same function is flagged where it is built.
     let through_self = object.kind() == "attribute"
         && object.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && module.text_of(o) == "self");
@@ -75,6 +82,47 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
              here, on the CPU; {} runs it on the GPU.{how}{note} Install: {}.",
             module.text_of(object),
             lib.name,
+            install(cx, lib),
+        ),
+    ));
+}
+
+/// `nn.kneighbors(X)` on an object whose construction this code does not
+/// show (a parameter, or a model a helper of another module builds): the
+/// method is scikit-learn's neighbours API, which only its neighbours models
+/// answer, so the query is a k-nearest-neighbour search over the fitted
+/// data for every row of `X`. Said where the module imports scikit-learn and
+/// the function does other array or library work (a helper of two lines that
+/// only forwards the call is left alone).
+fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::Node<'_>, method: &str, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    if site.in_check || !matches!(module.value(object, site.scope), Value::Unknown) {
+        return; // a known model is the other rules' business
+    }
+    let sklearn = module.imports_at(site.node.start_byte()).any(|(_, t)| t == "sklearn" || t.starts_with("sklearn."));
+    if !sklearn {
+        return;
+    }
+    let Some(function) = super::context::function_of(site.node) else { return };
+    let method_of_object = module.text_of(function).contains("self.");
+    let array_work = module.calls.iter().any(|c| c.scope == site.scope && module.resolve_call_in(c.node, c.scope).is_some());
+    if !(method_of_object || array_work) {
+        return;
+    }
+    let lib = library(cx, "cuml");
+    let how = match lib.zero_code_change.as_ref() {
+        Some(z) => format!(" Run the script unchanged with `{}`, or build the model as `cuml.neighbors.NearestNeighbors`.", z.script),
+        None => " Build the model as `cuml.neighbors.NearestNeighbors`.".to_string(),
+    };
+    out.push(super::finding(
+        site.node,
+        "CUML001",
+        format!(
+            "`{}.{method}()` is scikit-learn's nearest-neighbour query: for every row it is given, it searches the \
+             fitted data on the CPU. cuML's `NearestNeighbors` answers the same query on the GPU, tens to hundreds \
+             of times faster on large data.{how} For a search index you build yourself, cuVS (`cuvs.neighbors.brute_force`, \
+             or CAGRA for approximate search) is the GPU library underneath. Install: {}.",
+            module.text_of(object),
             install(cx, lib),
         ),
     ));
