@@ -83,11 +83,17 @@ pub(super) fn chains(in_scope: &HashMap<usize, Vec<Node<'_>>>) -> HashMap<usize,
     let mut out = HashMap::new();
     for calls in in_scope.values() {
         let statements: Vec<Node<'_>> = calls.iter().map(|c| statement_of(*c)).collect();
+        // Past a few dozen candidates, every statement counts: the chain is
+        // long anyway (and comparing each pair would be quadratic).
+        if calls.len() > 64 {
+            let distinct = statements.iter().map(|s| s.id()).collect::<std::collections::HashSet<_>>().len() as u32;
+            out.extend(calls.iter().map(|c| (c.id(), distinct)));
+            continue;
+        }
         for (i, call) in calls.iter().enumerate() {
             let mut seen: Vec<usize> = Vec::new();
-            // Past a few dozen candidates, every statement counts: the chain is long anyway.
             for (j, other) in calls.iter().enumerate() {
-                if seen.contains(&statements[j].id()) || (calls.len() <= 64 && i != j && exclusive(*call, *other)) {
+                if seen.contains(&statements[j].id()) || (i != j && exclusive(*call, *other)) {
                     continue;
                 }
                 seen.push(statements[j].id());
