@@ -4,6 +4,7 @@ and text edits done in Python, and waiting for what the server sends."""
 from __future__ import annotations
 
 import asyncio
+import attrs
 import contextlib
 import json
 import os
@@ -275,10 +276,12 @@ async def session(
     capabilities: types.ClientCapabilities,
     root: Path,
     initialization_options: Any = None,
+    env: Optional[dict[str, str]] = None,
 ) -> AsyncIterator[GpulensClient]:
-    """A server of its own, for a test that needs capabilities or
-    initializationOptions other than the fixtures'."""
-    client = await SERVER.start()
+    """A server of its own, for a test that needs capabilities,
+    initializationOptions or environment variables other than the fixtures'."""
+    config = SERVER if not env else attrs.evolve(SERVER, server_env={**SERVER.server_env, **env})
+    client = await config.start()
     assert isinstance(client, GpulensClient)
     try:
         client.init_result = await asyncio.wait_for(

@@ -4,6 +4,7 @@ with result ids, incremental sync, and settings that change them."""
 from __future__ import annotations
 
 import asyncio
+import time
 import random
 
 import attrs
@@ -224,6 +225,46 @@ async def test_random_incremental_edits_match_a_fresh_open(client: GpulensClient
             if d.code == "CUPY001":
                 covered = sliced(text, d.range, enc)
                 assert covered.endswith(")") and "." in covered, covered
+
+
+async def test_late_analyses_publish_moved_findings_then_their_own(tmp_path):
+    """With no time budget, every edit is published twice at most: first the
+    findings before it, moved with the text (those it touched dropped), then
+    the analysis of the new text when that differs. The last word for each
+    version is the analysis, and after 30 random edits it equals a fresh open."""
+    caps = client_capabilities("visual-studio-code")
+    async with session(caps, tmp_path, env={"GPULENS_EDIT_BUDGET_MS": "0"}) as client:
+        enc = client.encoding
+        client.open(URI, SENSOR_REPORT, version=1)
+        before = (await client.wait_published(URI, version=1)).diagnostics
+        # A line with a new finding at the top: everything below moves one line down.
+        added = "spectrum = np.fft.fft(np.random.rand(4_000_000))\n"
+        at = SENSOR_REPORT.index("\n", SENSOR_REPORT.index("import numpy")) + 1
+        mark = len(client.published)
+        client.change(URI, 2, [(span(SENSOR_REPORT, at, at, enc), added)])
+        first = await client.wait_published(URI, version=2, after=mark)
+        assert [(d.code, d.range.start.line) for d in first.diagnostics] == [
+            (d.code, d.range.start.line + 1) for d in before
+        ], "first the old findings, one line lower"
+        text = SENSOR_REPORT[:at] + added + SENSOR_REPORT[at:]
+        client.open(URI.replace("analysis.py", "fresh_2.py"), text)
+        fresh = await client.diagnostics_at(URI.replace("analysis.py", "fresh_2.py"), 1)
+        assert len(fresh) > len(before)
+        second = await client.wait_published(URI, version=2, after=client.published.index(first) + 1)
+        assert summary(second.diagnostics) == summary(fresh)
+        # Random edits: each version's last publish is its analysis.
+        rng = random.Random(7)
+        for version, (changes, text) in enumerate(random_edits(text, enc, rng, 30), start=3):
+            client.change(URI, version, changes)
+        client.open(URI.replace("analysis.py", "fresh_end.py"), text)
+        fresh = await client.diagnostics_at(URI.replace("analysis.py", "fresh_end.py"), 1)
+        deadline = time.monotonic() + 30
+        while True:
+            last = [p for p in client.published if p.uri == URI and p.version == version]
+            if last and summary(last[-1].diagnostics) == summary(fresh):
+                break
+            assert time.monotonic() < deadline, (summary(last[-1].diagnostics) if last else None, summary(fresh))
+            await asyncio.sleep(0.01)
 
 
 async def test_edits_inside_multibyte_text_stay_in_step(client: GpulensClient):

@@ -740,12 +740,29 @@ impl Cache {
 /// [`check`], reusing `cache` for functions whose key has not changed. The
 /// result is the same as `check`'s (a property test holds it to that).
 pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, cache: &mut Cache) -> Vec<Finding> {
+    check_incremental_unless(text, tree, settings, gpu, cache, &|| false).expect("never cancelled")
+}
+
+/// [`check_incremental`], asking `cancel` between its stages and giving up
+/// (`None`) when it answers true: an editor's newer edit makes this
+/// analysis pointless. The cache stays usable either way.
+pub fn check_incremental_unless(
+    text: &str,
+    tree: &Tree,
+    settings: &Settings,
+    gpu: &GpuProfile,
+    cache: &mut Cache,
+    cancel: &dyn Fn() -> bool,
+) -> Option<Vec<Finding>> {
     let knowledge = Knowledge::get();
     if !might_have_findings(text, knowledge) {
         *cache = Cache::default();
-        return Vec::new();
+        return Some(Vec::new());
     }
     let mut plan = Plan::new(text, tree, knowledge, &mut cache.scans);
+    if cancel() {
+        return None;
+    }
     let mut global = FxHasher::default();
     format!("{settings:?}{gpu:?}").hash(&mut global);
     plan.global.hash(&mut global);
@@ -765,7 +782,13 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
         walked = Module::new_skipping(text, tree, knowledge, &skip);
         &walked
     };
+    if cancel() {
+        return None;
+    }
     let mut findings = run_rules(module, text, tree, settings, gpu, true);
+    if cancel() {
+        return None;
+    }
     let mut fresh: HashMap<u64, (u64, Vec<Finding>)> = HashMap::with_capacity(plan.units.len());
     let mut reused = Vec::new();
     for unit in &plan.units {
@@ -788,7 +811,43 @@ pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &Gpu
     }
     findings.extend(reused);
     cache.previous = std::mem::replace(&mut cache.units, fresh);
-    finish(text, tree, &plan.units_and_calls(), &plan.outside, findings)
+    Some(finish(text, tree, &plan.units_and_calls(), &plan.outside, findings))
+}
+
+/// `findings` moved through `edits` (in order, each in the offsets the one
+/// before left): what lay wholly before or after an edit keeps its place
+/// in the new text; what an edit touched is dropped, and so is a fix with
+/// an edit it touched. A stand-in, cheap to make, while the edited text is
+/// analysed.
+pub fn shift_findings(findings: &[Finding], edits: &[gpulens_syntax::ByteEdit]) -> Vec<Finding> {
+    // None: the edit touched the range.
+    let moved = |r: &Range<usize>, e: &gpulens_syntax::ByteEdit| -> Option<Range<usize>> {
+        if r.end < e.start || (r.end == e.start && e.old_end > e.start) {
+            Some(r.clone())
+        } else if r.start > e.old_end || (r.start == e.old_end && e.old_end > e.start) {
+            let delta = e.new_end as isize - e.old_end as isize;
+            Some((r.start as isize + delta) as usize..(r.end as isize + delta) as usize)
+        } else {
+            None
+        }
+    };
+    let mut out = Vec::with_capacity(findings.len());
+    'findings: for finding in findings {
+        let mut f = finding.clone();
+        for e in edits {
+            let Some(range) = moved(&f.range, e) else { continue 'findings };
+            f.range = range;
+            if let Some(fix) = &mut f.fix {
+                let edits: Option<Vec<Range<usize>>> = fix.edits.iter().map(|x| moved(&x.range, e)).collect();
+                match edits {
+                    Some(ranges) => fix.edits.iter_mut().zip(ranges).for_each(|(x, r)| x.range = r),
+                    None => f.fix = None,
+                }
+            }
+        }
+        out.push(f);
+    }
+    out
 }
 
 fn shifted(f: &Finding, by: isize) -> Finding {

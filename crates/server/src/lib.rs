@@ -2,9 +2,10 @@
 //!
 //! Open documents live in a `DashMap` of [`OpenDoc`]s: a rope + tree
 //! (`gpulens_syntax::Document`) and the findings of its current text. Every
-//! change is applied and analysed synchronously inside the notification
-//! handler, before its first `.await`, so handlers see edits in order. This
-//! is the only crate that knows LSP types; rules come from
+//! change is applied to the text inside the notification handler, before
+//! its first `.await`, so handlers see edits in order; the reparse and the
+//! analysis then run on a blocking thread (see [`Backend::did_change`]).
+//! This is the only crate that knows LSP types; rules come from
 //! `gpulens-diagnostics` as plain findings.
 
 mod convert;
@@ -14,11 +15,12 @@ mod settings;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use dashmap::DashMap;
 use gpulens_diagnostics::config::ToolConfig;
-use gpulens_diagnostics::{check_incremental, Cache, Finding};
+use gpulens_diagnostics::{check_incremental, check_incremental_unless, shift_findings, Cache, Finding};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{Change, Document, PositionEncoding};
 use serde_json::{json, Value};
@@ -32,15 +34,138 @@ use crate::settings::{EditorSettings, Effective};
 pub const COMMAND_APPLY_FIX: &str = "gpulens.applyFix";
 pub const COMMAND_GPU_PROFILE: &str = "gpulens.gpuProfile";
 
+/// How long an edit's handler waits for the analysis of the new text before
+/// publishing the previous findings moved with the edit (the analysis's own
+/// result follows when it is in). `GPULENS_EDIT_BUDGET_MS` overrides it.
+const EDIT_BUDGET: Duration = Duration::from_millis(5);
+
+fn edit_budget() -> Duration {
+    static BUDGET: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        std::env::var("GPULENS_EDIT_BUDGET_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(EDIT_BUDGET, Duration::from_millis)
+    })
+}
+
+/// How long a pull for diagnostics waits for the analysis of the current text.
+const PULL_WAIT: Duration = Duration::from_secs(2);
+
 /// One open file.
 struct OpenDoc {
     version: i32,
+    /// The current text. Its tree is out of date while an analysis of the
+    /// latest edit is under way (the edits are recorded in it).
     doc: Document,
+    /// For `doc`'s text: its analysis, or while that is under way the
+    /// findings before the edit moved with it (see `exact`).
     findings: Arc<Vec<Finding>>,
-    /// Findings per function of the previous analysis, so an edit re-analyses one function.
-    cache: Cache,
+    /// `findings` are the analysis of exactly the current text.
+    exact: bool,
+    /// What earlier analyses found. Held by the analysis running, one at a time.
+    cache: Arc<Mutex<Memory>>,
+    /// Counts edits (and re-analyses for new settings): an analysis started
+    /// for an older count is out of date and stops.
+    edits: Arc<AtomicU64>,
     /// Changes whenever the findings may have: the pull-diagnostics result id.
     generation: u64,
+}
+
+/// What earlier analyses of a document found, under the current settings.
+#[derive(Default)]
+struct Memory {
+    /// Findings per function, so an edit re-analyses one function.
+    cache: Cache,
+    /// The findings of the last few texts, by text hash: an edit undone (a
+    /// character typed and deleted) costs no analysis.
+    recent: Vec<(u64, Arc<Vec<Finding>>)>,
+}
+
+/// How many recent texts' findings a document keeps.
+const RECENT: usize = 4;
+
+impl Memory {
+    fn recall(&mut self, hash: u64) -> Option<Arc<Vec<Finding>>> {
+        let at = self.recent.iter().position(|(h, _)| *h == hash)?;
+        // Most recently used last: the text typing returns to stays.
+        let found = self.recent.remove(at);
+        self.recent.push(found);
+        self.recent.last().map(|(_, f)| f.clone())
+    }
+
+    fn remember(&mut self, hash: u64, findings: Arc<Vec<Finding>>) {
+        if self.recent.len() == RECENT {
+            self.recent.remove(0);
+        }
+        self.recent.push((hash, findings));
+    }
+}
+
+/// The analysis of one edit's text, run off the async threads.
+struct Job {
+    doc: Document,
+    cache: Arc<Mutex<Memory>>,
+    edits: Arc<AtomicU64>,
+    /// The edit count it analyses.
+    seq: u64,
+    effective: Arc<Effective>,
+    gpu: Arc<GpuProfile>,
+}
+
+enum Outcome {
+    /// The text reparsed and analysed.
+    Done(Document, Arc<Vec<Finding>>),
+    /// A newer edit came first: its analysis answers instead.
+    Superseded,
+    /// The analysis failed (logged); the moved findings stand.
+    Failed,
+}
+
+impl Job {
+    fn run(mut self) -> Outcome {
+        let superseded = || self.edits.load(Ordering::Acquire) != self.seq;
+        let started = std::time::Instant::now();
+        // One analysis at a time per document: the cache is theirs in turn.
+        let mut memory = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let locked = started.elapsed();
+        if superseded() {
+            return Outcome::Superseded;
+        }
+        match guard("reparse", || self.doc.reparse(&mut |_| superseded())) {
+            None => return Outcome::Failed,
+            Some(false) => return Outcome::Superseded,
+            Some(true) => {}
+        }
+        let parsed = started.elapsed();
+        let hash = self.doc.text_hash();
+        if let Some(findings) = memory.recall(hash) {
+            tracing::debug!("edit {}: parsed at {parsed:?}, the findings of an earlier version of the same text", self.seq);
+            return Outcome::Done(self.doc, findings);
+        }
+        let text = self.doc.to_string();
+        let settings = &self.effective.settings;
+        let cache = &mut memory.cache;
+        let findings = guard("analysis", || check_incremental_unless(&text, self.doc.tree(), settings, &self.gpu, cache, &superseded));
+        match findings {
+            None => {
+                *memory = Memory::default(); // it may be half-updated
+                Outcome::Failed
+            }
+            Some(None) => Outcome::Superseded,
+            Some(Some(findings)) => {
+                tracing::debug!(
+                    "edit {}: waited {locked:?} for the cache, parsed at {parsed:?}, analysed at {:?} (reused {:?} definitions)",
+                    self.seq,
+                    started.elapsed(),
+                    memory.cache.last_reuse
+                );
+                let findings = Arc::new(findings);
+                memory.remember(hash, findings.clone());
+                Outcome::Done(self.doc, findings)
+            }
+        }
+    }
 }
 
 struct State {
@@ -58,6 +183,8 @@ struct State {
     /// What NVML reported, once the background probe has run.
     attached: RwLock<Option<GpuProfile>>,
     generations: AtomicU64,
+    /// Woken whenever an analysis of a document's current text is in.
+    analysed: tokio::sync::Notify,
     watch_files: AtomicBool,
     /// `shutdown` was received: `exit` then ends the process with status 0, not 1.
     shut_down: Arc<AtomicBool>,
@@ -118,6 +245,7 @@ impl Backend {
                 gpu: RwLock::new(Arc::new(GpuProfile::none())),
                 attached: RwLock::new(None),
                 generations: AtomicU64::new(1),
+                analysed: tokio::sync::Notify::new(),
                 watch_files: AtomicBool::new(false),
                 shut_down,
             }),
@@ -140,12 +268,14 @@ impl Backend {
         self.state.generations.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Runs the rules on a document's current text.
-    fn analyse(&self, doc: &Document, cache: &mut Cache) -> Arc<Vec<Finding>> {
+    /// Runs the rules on a document's current text (reparsing it first if an
+    /// edit is not yet parsed).
+    fn analyse(&self, doc: &mut Document, cache: &mut Cache) -> Arc<Vec<Finding>> {
         let effective = self.effective();
         let gpu = self.state.gpu.read().unwrap().clone();
         let started = std::time::Instant::now();
         let findings = guard("analysis", || {
+            doc.reparse(&mut |_| false);
             let text = doc.to_string();
             check_incremental(&text, doc.tree(), &effective.settings, &gpu, cache)
         });
@@ -154,6 +284,39 @@ impl Backend {
             *cache = Cache::default(); // it may be half-updated
         }
         Arc::new(findings.unwrap_or_default())
+    }
+
+    /// Whether the document's latest edit is still edit `seq` of `counter`'s document.
+    fn is_current(&self, uri: &Uri, seq: u64, counter: &Arc<AtomicU64>) -> bool {
+        self.state
+            .docs
+            .get(uri)
+            .is_some_and(|e| Arc::ptr_eq(&e.edits, counter) && e.edits.load(Ordering::Acquire) == seq)
+    }
+
+    /// Takes an analysis's outcome for edit `seq`, if that edit is still the
+    /// latest. Returns whether it was (and so there is something to publish).
+    fn install(&self, uri: &Uri, seq: u64, counter: &Arc<AtomicU64>, outcome: Outcome) -> bool {
+        if matches!(outcome, Outcome::Superseded) {
+            return false;
+        }
+        let current = {
+            let Some(mut entry) = self.state.docs.get_mut(uri) else { return false };
+            if !(Arc::ptr_eq(&entry.edits, counter) && entry.edits.load(Ordering::Acquire) == seq) {
+                return false;
+            }
+            if let Outcome::Done(doc, findings) = outcome {
+                entry.doc = doc;
+                if findings != entry.findings {
+                    entry.findings = findings;
+                    entry.generation = self.next_generation();
+                }
+            }
+            entry.exact = true;
+            true
+        };
+        self.state.analysed.notify_waiters();
+        current
     }
 
     /// The diagnostics to publish for `uri`, when we push them.
@@ -192,7 +355,13 @@ impl Backend {
         for uri in &uris {
             if let Some(mut entry) = self.state.docs.get_mut(uri) {
                 let entry = &mut *entry;
-                let findings = self.analyse(&entry.doc, &mut entry.cache);
+                // An analysis under way used the old settings: stop it.
+                entry.edits.fetch_add(1, Ordering::AcqRel);
+                let memory = entry.cache.clone();
+                let mut memory = memory.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                memory.recent.clear(); // found under the old settings
+                let findings = self.analyse(&mut entry.doc, &mut memory.cache);
+                entry.exact = true;
                 // Same findings, same result id: a pull answers `unchanged`
                 // (the background NVML probe often changes nothing).
                 if findings != entry.findings {
@@ -201,6 +370,7 @@ impl Backend {
                 }
             }
         }
+        self.state.analysed.notify_waiters();
         uris
     }
 
@@ -384,21 +554,41 @@ impl LanguageServer for Backend {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let item = params.text_document;
         let opened = guard("didOpen", || {
-            let doc = Document::new(&item.text);
+            let mut doc = Document::new(&item.text);
             let mut cache = Cache::default();
-            let findings = self.analyse(&doc, &mut cache);
-            OpenDoc { version: item.version, doc, findings, cache, generation: self.next_generation() }
+            let findings = self.analyse(&mut doc, &mut cache);
+            let memory = Memory { recent: vec![(doc.text_hash(), findings.clone())], cache };
+            OpenDoc {
+                version: item.version,
+                doc,
+                findings,
+                exact: true,
+                cache: Arc::new(Mutex::new(memory)),
+                edits: Arc::default(),
+                generation: self.next_generation(),
+            }
         });
         if let Some(open) = opened {
-            self.state.docs.insert(item.uri.clone(), open);
+            if let Some(old) = self.state.docs.insert(item.uri.clone(), open) {
+                old.edits.fetch_add(1, Ordering::AcqRel); // stops its analysis, if one is under way
+            }
             self.publish(item.uri).await;
         }
     }
 
+    /// Applies the edits to the text at once (so handlers see them in
+    /// order), then reparses and analyses on a blocking thread, and publishes
+    /// the result. Most edits take a millisecond or two; some take tens in a
+    /// large file (tree-sitter recovering from a half-typed statement, or
+    /// re-reading a class whose indentation it changed; a re-analysis of
+    /// everything after a change outside functions). Past a budget of a few
+    /// ms the handler publishes the previous findings moved with the edit,
+    /// then the analysis's own result, if different, when it is in. A newer
+    /// edit stops an older analysis; its own result answers.
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
         let encoding = self.encoding();
-        {
+        let job = {
             let Some(mut entry) = self.state.docs.get_mut(&uri) else {
                 tracing::warn!("didChange for {} which is not open: ignored", uri.as_str());
                 return;
@@ -413,23 +603,65 @@ impl LanguageServer for Backend {
                 .map(|c| Change { range: c.range.map(convert::range_in), text: c.text })
                 .collect();
             let entry = &mut *entry;
-            let applied = guard("didChange", || {
-                entry.doc.apply_changes(&changes, encoding);
-            });
-            if applied.is_none() {
+            let seq = entry.edits.fetch_add(1, Ordering::AcqRel) + 1;
+            let Some(edits) = guard("didChange", || entry.doc.edit(&changes, encoding)) else {
                 // The document may be half-edited; the client's next full sync or reopen repairs it.
                 return;
-            }
+            };
             entry.version = params.text_document.version;
-            entry.findings = self.analyse(&entry.doc, &mut entry.cache);
+            let moved = guard("moving findings", || shift_findings(&entry.findings, &edits)).unwrap_or_default();
+            entry.findings = Arc::new(moved);
+            entry.exact = false;
             entry.generation = self.next_generation();
+            Job {
+                doc: entry.doc.clone(),
+                cache: entry.cache.clone(),
+                edits: entry.edits.clone(),
+                seq,
+                effective: self.effective(),
+                gpu: self.state.gpu.read().unwrap().clone(),
+            }
+        };
+        let (seq, counter) = (job.seq, job.edits.clone());
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(job.run());
+        });
+        let budget = edit_budget();
+        // A zero budget publishes the moved findings first, always (tests use it).
+        let waited = if budget.is_zero() { Err(()) } else { tokio::time::timeout(budget, &mut rx).await.map_err(|_| ()) };
+        match waited {
+            Ok(Ok(outcome)) => {
+                if self.install(&uri, seq, &counter, outcome) {
+                    self.publish(uri).await;
+                }
+            }
+            Ok(Err(_)) => {} // the job's thread is gone: nothing to say
+            Err(_) => {
+                // Past the budget: what the editor has now, then the analysis.
+                if self.is_current(&uri, seq, &counter) {
+                    self.publish(uri.clone()).await;
+                }
+                let backend = Backend { client: self.client.clone(), state: self.state.clone() };
+                tokio::spawn(async move {
+                    let Ok(outcome) = rx.await else { return };
+                    let before = backend.state.docs.get(&uri).map(|e| e.findings.clone());
+                    if backend.install(&uri, seq, &counter, outcome) {
+                        let after = backend.state.docs.get(&uri).map(|e| e.findings.clone());
+                        if before != after {
+                            backend.publish(uri).await;
+                        }
+                    }
+                });
+            }
         }
-        self.publish(uri).await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        self.state.docs.remove(&uri);
+        if let Some((_, closed)) = self.state.docs.remove(&uri) {
+            closed.edits.fetch_add(1, Ordering::AcqRel); // stops its analysis, if one is under way
+        }
         if !self.state.pull.load(Ordering::Relaxed) {
             self.client.publish_diagnostics(uri, Vec::new(), None).await;
         }
@@ -471,6 +703,17 @@ impl LanguageServer for Backend {
 
     async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
         let uri = params.text_document.uri;
+        // A pull answers for the current text: wait (a little) for its analysis.
+        let deadline = tokio::time::Instant::now() + PULL_WAIT;
+        loop {
+            let analysed = self.state.analysed.notified();
+            tokio::pin!(analysed);
+            analysed.as_mut().enable();
+            let exact = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?.exact;
+            if exact || tokio::time::timeout_at(deadline, analysed).await.is_err() {
+                break;
+            }
+        }
         let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         let result_id = entry.generation.to_string();
         if params.previous_result_id.as_deref() == Some(result_id.as_str()) {

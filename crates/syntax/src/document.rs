@@ -76,6 +76,58 @@ pub struct Document {
     /// from a fresh parse (found by the `edits` fuzz target): while the text
     /// has or had one, it is parsed from scratch.
     nuls: usize,
+    /// Edits were made since the tree was parsed.
+    stale: bool,
+    /// One of them replaced the whole text: the old tree is no guide.
+    full_reparse: bool,
+    /// While `tree` has syntax errors: the last tree without any, with
+    /// every edit since recorded in it (see [`Document::reparse`]).
+    clean: Option<Tree>,
+    /// The trees of the last few texts parsed, with their hash and length.
+    recent: Vec<(u64, usize, Tree)>,
+    /// `text_hash` of the text `tree` was parsed from.
+    hash: u64,
+}
+
+/// How many recent trees a document keeps.
+const RECENT: usize = 4;
+
+/// A fast hash of the rope's bytes, the same however the rope is chunked
+/// (words of eight bytes, carried across chunks). Not for adversaries: it
+/// tells a text from the versions an editor just had.
+fn text_hash(rope: &Rope) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let (mut h, mut carry, mut filled) = (0u64, 0u64, 0u32);
+    for chunk in rope.chunks() {
+        let mut bytes = chunk.as_bytes();
+        while filled != 0 && !bytes.is_empty() {
+            carry |= (bytes[0] as u64) << (8 * filled);
+            filled = (filled + 1) % 8;
+            if filled == 0 {
+                h = mix(h, carry);
+                carry = 0;
+            }
+            bytes = &bytes[1..];
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            h = mix(h, u64::from_le_bytes(w.try_into().expect("eight bytes")));
+        }
+        for &b in words.remainder() {
+            carry |= (b as u64) << (8 * filled);
+            filled += 1;
+        }
+    }
+    mix(mix(h, carry), rope.len_bytes() as u64)
+}
+
+/// One edit of a document's bytes: `start..old_end` became `start..new_end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteEdit {
+    pub start: usize,
+    pub old_end: usize,
+    pub new_end: usize,
 }
 
 impl std::fmt::Debug for Document {
@@ -88,7 +140,19 @@ impl Document {
     pub fn new(text: &str) -> Self {
         let rope = Rope::from_str(text);
         let lone_crs = count_lone_crs(&rope, 0, rope.len_bytes());
-        Document { tree: parse(text), rope, lone_crs, nuls: count_nuls(text) }
+        let tree = parse(text);
+        let hash = text_hash(&rope);
+        Document {
+            recent: vec![(hash, rope.len_bytes(), tree.clone())],
+            tree,
+            hash,
+            rope,
+            lone_crs,
+            nuls: count_nuls(text),
+            stale: false,
+            full_reparse: false,
+            clean: None,
+        }
     }
 
     pub fn rope(&self) -> &Rope {
@@ -136,14 +200,24 @@ impl Document {
     /// Applies `changes` in order — each range refers to the text left by the
     /// previous change — then reparses once, reusing the old tree.
     pub fn apply_changes(&mut self, changes: &[Change], encoding: PositionEncoding) {
-        let mut full_reparse = self.nuls > 0;
+        self.edit(changes, encoding);
+        self.reparse(&mut |_| false);
+    }
+
+    /// Applies `changes` in order to the text, and records them in the tree
+    /// (which is then out of date until [`Document::reparse`]). Returns the
+    /// byte edits made, in order, each in the offsets left by the one before.
+    pub fn edit(&mut self, changes: &[Change], encoding: PositionEncoding) -> Vec<ByteEdit> {
+        let mut made = Vec::with_capacity(changes.len());
+        self.full_reparse |= self.nuls > 0;
         for change in changes {
             match change.range {
                 None => {
+                    made.push(ByteEdit { start: 0, old_end: self.rope.len_bytes(), new_end: change.text.len() });
                     self.rope = Rope::from_str(&change.text);
                     self.lone_crs = count_lone_crs(&self.rope, 0, self.rope.len_bytes());
                     self.nuls = count_nuls(&change.text);
-                    full_reparse = true;
+                    self.full_reparse = true;
                 }
                 Some(range) => {
                     let mut start = self.offset(range.start, encoding);
@@ -152,13 +226,59 @@ impl Document {
                         std::mem::swap(&mut start, &mut end);
                     }
                     self.replace_bytes(start, end, &change.text);
+                    made.push(ByteEdit { start, old_end: end, new_end: start + change.text.len() });
                 }
             }
+            self.stale = true;
+            // While the text has or had a NUL, parse from scratch (see `nuls`).
+            self.full_reparse |= self.nuls > 0;
         }
-        let old = (!full_reparse && self.nuls == 0).then_some(&self.tree);
+        made
+    }
+
+    /// Whether the tree is out of date: edits were made since the last parse.
+    pub fn is_stale(&self) -> bool {
+        self.stale
+    }
+
+    /// Brings the tree up to date with the text. `stop` is called now and
+    /// then while parsing, told whether the parser has met a syntax error
+    /// yet; when it answers true the parse stops, the tree stays as it was
+    /// (out of date, with the edits recorded) and this returns false.
+    ///
+    /// The parse starts from the last tree without syntax errors, edited
+    /// since: typing a character that breaks a line and deleting it again
+    /// then costs two small reparses, where starting from the broken tree
+    /// would make tree-sitter recover from the error a second time (in a
+    /// large class, most of a full parse). Any correctly edited earlier
+    /// tree gives the same result (the incremental property test holds the
+    /// analysis of every edit to that of a fresh parse).
+    pub fn reparse(&mut self, stop: &mut dyn FnMut(bool) -> bool) -> bool {
+        if !self.stale {
+            return true;
+        }
+        let full = self.full_reparse || self.nuls > 0;
+        let hash = text_hash(&self.rope);
+        let len = self.rope.len_bytes();
+        // The same text as a version parsed lately (an edit undone): its tree.
+        if let Some(at) = self.recent.iter().position(|(h, l, _)| *h == hash && *l == len) {
+            // Most recently used last: the text typing returns to stays.
+            let found = self.recent.remove(at);
+            self.tree = found.2.clone();
+            self.recent.push(found);
+            if !self.tree.root_node().has_error() {
+                self.clean = None;
+            }
+            self.hash = hash;
+            self.stale = false;
+            self.full_reparse = false;
+            return true;
+        }
+        let old = (!full).then(|| self.clean.as_ref().unwrap_or(&self.tree));
         let rope = &self.rope;
+        let mut progress = |state: &tree_sitter::ParseState| stop(state.has_error());
         let tree = PARSER.with_borrow_mut(|parser| {
-            parser.parse_with_options(
+            let tree = parser.parse_with_options(
                 &mut |byte, _| {
                     if byte >= rope.len_bytes() {
                         return &[][..];
@@ -167,10 +287,41 @@ impl Document {
                     &chunk.as_bytes()[byte - chunk_start..]
                 },
                 old,
-                None,
-            )
+                Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
+            );
+            if tree.is_none() {
+                // A cancelled parse would otherwise resume on the next call.
+                parser.reset();
+            }
+            tree
         });
-        self.tree = tree.expect("parsing without a timeout always yields a tree");
+        let Some(tree) = tree else { return false };
+        if tree.root_node().has_error() {
+            // Keep the last clean tree (if the one replaced was clean, it).
+            if self.clean.is_none() && !full && !self.tree.root_node().has_error() {
+                self.clean = Some(self.tree.clone());
+            }
+        } else {
+            self.clean = None;
+        }
+        if full {
+            self.clean = None;
+        }
+        if self.recent.len() == RECENT {
+            self.recent.remove(0);
+        }
+        self.recent.push((hash, len, tree.clone()));
+        self.tree = tree;
+        self.hash = hash;
+        self.stale = false;
+        self.full_reparse = false;
+        true
+    }
+
+    /// A hash of the text when it was last parsed (the current text unless
+    /// [`Document::is_stale`]).
+    pub fn text_hash(&self) -> u64 {
+        self.hash
     }
 
     /// Replaces bytes `start..end` (char boundaries) and records the edit in
@@ -189,14 +340,18 @@ impl Document {
         let new_end = start + text.len();
         self.lone_crs += count_lone_crs(&self.rope, window_start, new_end);
         let new_end_point = self.ts_point(new_end);
-        self.tree.edit(&InputEdit {
+        let edit = InputEdit {
             start_byte: start,
             old_end_byte: end,
             new_end_byte: new_end,
             start_position: start_point,
             old_end_position: old_end_point,
             new_end_position: new_end_point,
-        });
+        };
+        self.tree.edit(&edit);
+        if let Some(clean) = &mut self.clean {
+            clean.edit(&edit);
+        }
     }
 
     /// Tree-sitter's idea of the position of `byte`: rows end at `\n`,
@@ -314,6 +469,80 @@ mod tests {
         let c = doc.to_string().find('c').unwrap();
         assert_eq!(doc.position(c, Utf8), Position::new(2, 0));
         assert_eq!(doc.offset(Position::new(1, 2), Utf16), c - 1);
+    }
+
+    #[test]
+    fn a_cancelled_reparse_keeps_the_edits_for_the_next() {
+        let body: String = (0..300).map(|i| format!("    def m{i}(self):\n        return {i}\n")).collect();
+        let mut doc = Document::new(&format!("class C:\n{body}"));
+        doc.edit(&[change(1, 17, 1, 17, "x")], Utf8);
+        assert!(doc.is_stale());
+        assert!(!doc.reparse(&mut |_| true), "asked to stop at once, the parse stops");
+        assert!(doc.is_stale());
+        doc.edit(&[change(2, 16, 2, 17, "")], Utf8);
+        // The parser was reset: the next parse starts over from the edited tree.
+        assert!(doc.reparse(&mut |_| false));
+        assert!(!doc.is_stale());
+        assert_eq!(doc.tree().root_node().to_sexp(), parse(&doc.to_string()).root_node().to_sexp());
+        // Another document parsed on the same thread is not confused by it.
+        assert_eq!(Document::new("x = 1\n").tree().root_node().to_sexp(), parse("x = 1\n").root_node().to_sexp());
+    }
+
+    #[test]
+    fn reparses_from_the_last_clean_tree_give_a_fresh_parse() {
+        let text = "class C:\n    def a(self, v):\n        if v:\n            return 1\n        else:\n            return 2\n\n    def b(self):\n        return 3\n";
+        let mut doc = Document::new(text);
+        let fresh = |doc: &Document| parse(&doc.to_string()).root_node().to_sexp();
+        // Break it (an unclosed bracket)...
+        doc.apply_changes(&[change(4, 13, 4, 13, "[")], Utf8);
+        assert!(doc.tree().root_node().has_error());
+        assert_eq!(doc.tree().root_node().to_sexp(), fresh(&doc));
+        // ...keep typing while it is broken, in another method too...
+        doc.apply_changes(&[change(4, 14, 4, 14, "y"), change(8, 16, 8, 16, "0")], Utf8);
+        assert_eq!(doc.tree().root_node().to_sexp(), fresh(&doc));
+        // ...and mend it.
+        doc.apply_changes(&[change(4, 13, 4, 15, "")], Utf8);
+        assert!(!doc.tree().root_node().has_error());
+        assert_eq!(doc.tree().root_node().to_sexp(), fresh(&doc));
+        assert_eq!(doc.to_string(), text.replace("return 3", "return 30"));
+    }
+
+    #[test]
+    fn the_text_hash_ignores_how_the_rope_is_chunked() {
+        let text: String = (0..5000).map(|i| format!("x{i} = {i}\n")).collect();
+        let whole = Rope::from_str(&text);
+        let mut built = Rope::new();
+        // Built backwards, line by line: chunk boundaries fall elsewhere.
+        for line in text.split_inclusive('\n').collect::<Vec<_>>().into_iter().rev() {
+            built.insert(0, line);
+        }
+        assert_ne!(whole.chunks().count(), 1);
+        assert_eq!(text_hash(&whole), text_hash(&built));
+        let mut other = text.clone();
+        other.replace_range(7..8, "9");
+        assert_ne!(text_hash(&whole), text_hash(&Rope::from_str(&other)));
+    }
+
+    #[test]
+    fn undoing_an_edit_finds_the_earlier_tree() {
+        let text = "class C:\n    def a(self):\n        return 1\n";
+        let mut doc = Document::new(text);
+        let before = doc.text_hash();
+        doc.apply_changes(&[change(2, 16, 2, 16, "x")], Utf8);
+        assert_ne!(doc.text_hash(), before);
+        doc.apply_changes(&[change(2, 16, 2, 17, "")], Utf8);
+        assert_eq!(doc.text_hash(), before);
+        // Typing and deleting again and again keeps finding it.
+        for _ in 0..2 * RECENT {
+            doc.apply_changes(&[change(2, 16, 2, 16, "y")], Utf8);
+            doc.apply_changes(&[change(2, 16, 2, 17, "")], Utf8);
+            assert_eq!(doc.recent.last().map(|r| r.0), Some(before));
+        }
+        assert_eq!(doc.tree().root_node().to_sexp(), parse(text).root_node().to_sexp());
+        // The tree found again is edited like any other.
+        doc.apply_changes(&[change(2, 15, 2, 16, "2")], Utf8);
+        assert_eq!(doc.tree().root_node().to_sexp(), parse(&doc.to_string()).root_node().to_sexp());
+        assert_eq!(doc.to_string(), text.replace('1', "2"));
     }
 
     #[test]
