@@ -140,12 +140,13 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
         return Vec::new();
     }
     let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
+    let outside = plan.outside.as_ref().expect("a plan made without memory walks the outside");
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
-        return finish(text, tree, &plan.units_and_calls(), &plan.outside, run_rules(&plan.outside, text, tree, settings, gpu, true));
+        return finish(text, tree, &plan.units_and_calls(), outside, run_rules(outside, text, tree, settings, gpu, true));
     }
     let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
-    finish(text, tree, &plan.units_and_calls(), &plan.outside, run_rules(&module, text, tree, settings, gpu, true))
+    finish(text, tree, &plan.units_and_calls(), outside, run_rules(&module, text, tree, settings, gpu, true))
 }
 
 /// [`check`] in one walk of the tree, for a tree analysed once (`gpulens
@@ -776,11 +777,12 @@ pub fn check_incremental_unless(
     let skip = sorted(skip);
     cache.last_reuse = (skip.len(), plan.units.len());
     let walked;
-    let module = if skip.len() == plan.units.len() {
-        &plan.outside
-    } else {
-        walked = Module::new_skipping(text, tree, knowledge, &skip);
-        &walked
+    let module = match &plan.outside {
+        Some(outside) if skip.len() == plan.units.len() => outside,
+        _ => {
+            walked = Module::new_skipping(text, tree, knowledge, &skip);
+            &walked
+        }
     };
     if cancel() {
         return None;
@@ -811,7 +813,8 @@ pub fn check_incremental_unless(
     }
     findings.extend(reused);
     cache.previous = std::mem::replace(&mut cache.units, fresh);
-    Some(finish(text, tree, &plan.units_and_calls(), &plan.outside, findings))
+    // The hotness notes read the calls outside functions, which any walk has.
+    Some(finish(text, tree, &plan.units_and_calls(), module, findings))
 }
 
 /// `findings` moved through `edits` (in order, each in the offsets the one
@@ -885,7 +888,118 @@ struct Plan<'t> {
     global: Vec<String>,
     /// The module with every unit skipped: the analysis itself when no unit
     /// needs walking, which saves a second walk of everything outside them.
-    outside: Module<'t>,
+    /// None when the code outside the units was the same as last time (its
+    /// summary came from memory, without a walk).
+    outside: Option<Module<'t>>,
+}
+
+/// What the code outside a document's units tells their keys, kept from one
+/// analysis to the next while that code stays the same (the usual edit is
+/// inside one function). Positions are counted in units, not bytes, so
+/// that they hold when the units before them change length.
+#[derive(Debug)]
+struct OutsideSummary {
+    /// [`outside_fingerprint`] of the code it was made from.
+    fingerprint: u64,
+    /// The outside names (see [`Module::outside_names`]).
+    names: HashMap<String, NameFacts>,
+    /// A hash of the sorted names.
+    names_hash: u64,
+    /// What each name's bindings mention among the names.
+    depends: HashMap<String, Vec<String>>,
+    /// Which libraries the rules know the module imports.
+    global: Vec<String>,
+    /// Imports and module-level names, for the fix keys (sorted).
+    for_fixes: Vec<String>,
+    /// Imports in class bodies: (name, target, the units in their scope).
+    class_imports: Vec<(String, String, Range<usize>)>,
+}
+
+#[derive(Debug)]
+struct NameFacts {
+    imported: bool,
+    hash: u64,
+    /// For each module-level binding, how many units start before it.
+    units_before: Vec<usize>,
+}
+
+impl OutsideSummary {
+    fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize], fingerprint: u64) -> OutsideSummary {
+        let relevant = |target: &str| relevant_module(knowledge, target);
+        let found = outside.outside_names(relevant);
+        // Findings depend on which of the libraries the rules know the module
+        // imports (the loop rules ask); fixes depend on every module-level
+        // name besides, since they write code that uses the module's own
+        // aliases (`cp`, `cuda`) and must not take a name already in use.
+        let mut global: Vec<String> =
+            outside.imports_at(0).filter(|(_, t)| relevant(t)).map(|(name, t)| format!("{name}={t}")).collect();
+        global.sort();
+        let mut for_fixes: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
+        for_fixes.extend(outside.module_level_names().map(|n| format!("{n}=")));
+        for_fixes.sort();
+        for_fixes.dedup();
+        let mut keys: Vec<&&str> = found.keys().collect();
+        keys.sort();
+        let mut names_hash = FxHasher::default();
+        keys.hash(&mut names_hash);
+        // What each outside name's bindings mention among the outside names:
+        // a module-level value can be built from others (`a = np.sort(big)`).
+        let mut depends: HashMap<String, Vec<String>> = HashMap::with_capacity(found.len());
+        for (name, outside_name) in &found {
+            let mut uses: Vec<String> = Vec::new();
+            for bound in &outside_name.texts {
+                for_each_name(bound, |token| {
+                    if token != *name && found.contains_key(token) && !uses.iter().any(|u| u == token) {
+                        uses.push(token.to_string());
+                    }
+                });
+            }
+            depends.insert(name.to_string(), uses);
+        }
+        let units_before = |offset: usize| starts.partition_point(|s| *s < offset);
+        let names = found
+            .iter()
+            .map(|(name, o)| {
+                let facts = NameFacts {
+                    imported: o.imported,
+                    hash: o.hash,
+                    units_before: o.bound_at.iter().map(|b| units_before(*b)).collect(),
+                };
+                (name.to_string(), facts)
+            })
+            .collect();
+        let class_imports = outside
+            .scoped_imports()
+            .map(|(name, scope, target)| {
+                (name.to_string(), target.to_string(), units_before(scope.start)..units_before(scope.end))
+            })
+            .collect();
+        OutsideSummary { fingerprint, names, names_hash: names_hash.finish(), depends, global, for_fixes, class_imports }
+    }
+}
+
+/// A hash of everything outside the units that the outside summary reads:
+/// the text between them (with where each gap ends), the units' places,
+/// and the whole text of decorated ones (their decorators make kernels,
+/// launched by name).
+fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)]) -> u64 {
+    let g = gpulens_syntax::grammar();
+    let bytes = text.as_bytes();
+    let mut h = FxHasher::default();
+    let mut at = 0;
+    for (node, range, place, _) in found {
+        let gap = &bytes[at.min(range.start)..range.start];
+        h.write(gap);
+        h.write_usize(gap.len());
+        h.write_u8(*place);
+        if node.kind_id() == g.decorated_definition {
+            h.write(&bytes[range.clone()]);
+        }
+        at = at.max(range.end);
+    }
+    h.write(&bytes[at.min(bytes.len())..]);
+    h.write_usize(found.len());
+    h.finish()
 }
 
 /// What a function's text mentions.
@@ -919,7 +1033,9 @@ struct Scan {
 struct Scans {
     names: u64,
     /// Text hash → what a function of that text mentions.
-    by_text: HashMap<u64, Scan>,
+    by_text: HashMap<u64, std::sync::Arc<Scan>>,
+    /// The last document's outside summary.
+    outside: Option<std::sync::Arc<OutsideSummary>>,
 }
 
 impl<'t> Plan<'t> {
@@ -930,58 +1046,46 @@ impl<'t> Plan<'t> {
 
     fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
         let found = definition_units(tree);
-        let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
-        let outside = Module::new_skipping(text, tree, knowledge, &all);
-        let relevant = |target: &str| relevant_module(knowledge, target);
-        let names = outside.outside_names(relevant);
-        // Findings depend on which of the libraries the rules know the module
-        // imports (the loop rules ask); fixes depend on every module-level
-        // name besides, since they write code that uses the module's own
-        // aliases (`cp`, `cuda`) and must not take a name already in use.
-        let mut global: Vec<String> =
-            outside.imports_at(0).filter(|(_, t)| relevant(t)).map(|(name, t)| format!("{name}={t}")).collect();
-        global.sort();
-        let mut for_fixes: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
-        for_fixes.extend(outside.module_level_names().map(|n| format!("{n}=")));
+        let starts: Vec<usize> = found.iter().map(|(_, range, _, _)| range.start).collect();
+        let fingerprint = outside_fingerprint(text, &found);
+        let mut outside = None;
+        let summary = match &scans.outside {
+            Some(known) if known.fingerprint == fingerprint => known.clone(),
+            _ => {
+                let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
+                let module = Module::new_skipping(text, tree, knowledge, &all);
+                let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts, fingerprint));
+                outside = Some(module);
+                scans.outside = Some(summary.clone());
+                summary
+            }
+        };
+        let names = &summary.names;
+        let depends = &summary.depends;
         // Module-level `def`s and `class`es: rules ask whether a name is one
-        // (a Python function passed as an argument), fixes avoid them.
+        // (a Python function passed as an argument), fixes avoid them. Their
+        // names are in the units' own text, so they are read every time.
         let mut defined: Vec<&str> = fixes::top_level_definitions(text, tree);
         defined.sort_unstable();
         defined.dedup();
-        for_fixes.extend(defined.iter().map(|n| format!("def {n}")));
-        for_fixes.sort();
-        for_fixes.dedup();
         let fix_context = {
             let mut h = FxHasher::default();
-            for_fixes.hash(&mut h);
+            summary.for_fixes.hash(&mut h);
+            defined.hash(&mut h);
             h.finish()
         };
-        let mut keys: Vec<&&str> = names.keys().collect();
-        keys.sort();
-        let mut names_hash = FxHasher::default();
-        keys.hash(&mut names_hash);
-        defined.hash(&mut names_hash);
-        let names_hash = names_hash.finish();
+        let names_hash = {
+            let mut h = FxHasher::default();
+            summary.names_hash.hash(&mut h);
+            defined.hash(&mut h);
+            h.finish()
+        };
         if names_hash != scans.names {
             scans.by_text.clear();
             scans.names = names_hash;
         }
-        // What each outside name's bindings mention among the outside names:
-        // a module-level value can be built from others (`a = np.sort(big)`).
-        let mut depends: HashMap<&str, Vec<&str>> = HashMap::with_capacity(names.len());
-        for (name, outside_name) in &names {
-            let mut uses: Vec<&str> = Vec::new();
-            for bound in &outside_name.texts {
-                for_each_name(bound, |token| {
-                    if token != *name && names.contains_key(token) && !uses.contains(&token) {
-                        uses.push(token);
-                    }
-                });
-            }
-            depends.insert(name, uses);
-        }
-        let mut seen: HashMap<u64, Scan> = HashMap::with_capacity(found.len());
-        let scanned: Vec<(u64, Scan)> = found
+        let mut seen: HashMap<u64, std::sync::Arc<Scan>> = HashMap::with_capacity(found.len());
+        let scanned: Vec<(u64, std::sync::Arc<Scan>)> = found
             .iter()
             .map(|(node, range, _, _)| {
                 let node = *node;
@@ -1021,7 +1125,7 @@ impl<'t> Plan<'t> {
                             for_each_name(unit_text, |token| work |= rules::MODEL_WORK.contains(&token));
                             work
                         };
-                        Scan {
+                        std::sync::Arc::new(Scan {
                             mentioned,
                             definitions,
                             loops_or_imports,
@@ -1029,7 +1133,7 @@ impl<'t> Plan<'t> {
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),
-                        }
+                        })
                     }
                 };
                 seen.insert(text_hash, scan.clone());
@@ -1055,25 +1159,25 @@ impl<'t> Plan<'t> {
                 classes.insert(Some(class), h.finish());
             }
         }
-        let class_imports: Vec<(&str, &Range<usize>, &str)> = outside.scoped_imports().collect();
         let units = found
             .into_iter()
             .zip(scanned)
-            .map(|((node, range, place, around), (text_hash, scan))| {
+            .enumerate()
+            .map(|(index, ((node, range, place, around), (text_hash, scan)))| {
                 let mentioned = &scan.mentioned;
                 // The names it mentions and, transitively, those their bindings mention.
                 let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
                 let mut queue: Vec<&str> = mentioned
                     .iter()
                     .filter(|m| !(scan.own.contains(m) && !names[m.as_str()].imported))
-                    .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| *k))
+                    .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| k.as_str()))
                     .collect();
                 while let Some(name) = queue.pop() {
                     if reached.contains(&name) {
                         continue;
                     }
                     reached.push(name);
-                    queue.extend(depends.get(name).into_iter().flatten().copied());
+                    queue.extend(depends.get(name).into_iter().flatten().map(String::as_str));
                 }
                 reached.sort_unstable();
                 let mut key = FxHasher::default();
@@ -1088,21 +1192,23 @@ impl<'t> Plan<'t> {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
                 for name in &reached {
-                    let outside_name = &names[*name];
+                    let facts = &names[*name];
                     name.hash(&mut key);
-                    outside_name.hash.hash(&mut key);
-                    // Which module-level binding a use sees depends on where the function is.
-                    outside_name.bound_at.iter().filter(|o| **o < range.start).count().hash(&mut key);
+                    facts.hash.hash(&mut key);
+                    // Which module-level binding a use sees depends on where
+                    // the function is: how many bindings come before it.
+                    facts.units_before.iter().filter(|before| **before <= index).count().hash(&mut key);
                 }
                 let key = key.finish();
                 let fix_key = {
                     let mut h = FxHasher::default();
                     (key, place, fix_context).hash(&mut h);
                     // Imports in a class body around it (fixes see them too).
-                    let mut around: Vec<(&str, &str)> = class_imports
+                    let mut around: Vec<(&str, &str)> = summary
+                        .class_imports
                         .iter()
-                        .filter(|(_, scope, _)| scope.contains(&range.start))
-                        .map(|(name, _, target)| (*name, *target))
+                        .filter(|(_, _, units)| units.contains(&index))
+                        .map(|(name, target, _)| (name.as_str(), target.as_str()))
                         .collect();
                     around.sort_unstable();
                     around.hash(&mut h);
@@ -1115,7 +1221,7 @@ impl<'t> Plan<'t> {
             })
             .collect();
         scans.by_text = seen;
-        Plan { units, global, outside }
+        Plan { units, global: summary.global.clone(), outside }
     }
 }
 
