@@ -1152,6 +1152,13 @@ impl<'t> Module<'t> {
                     _ => None,
                 })
             }
+            // `np.zeros(x.shape)`: as many elements as `x`.
+            "attribute" if shape.child_by_field_name("attribute").is_some_and(|a| self.text_of(a) == "shape") => {
+                match shape.child_by_field_name("object").map(|o| self.eval(o, scope, depth)) {
+                    Some(Value::Array(n) | Value::Device(n)) => n,
+                    _ => None,
+                }
+            }
             _ => match self.eval(shape, scope, depth) {
                 Value::Int(v) => Some(v),
                 _ => None,
@@ -1208,7 +1215,7 @@ impl<'t> Module<'t> {
 }
 
 /// NumPy reductions that return one number when no axis is given.
-fn is_reduction(cpu: &str) -> bool {
+pub(crate) fn is_reduction(cpu: &str) -> bool {
     let Some(name) = cpu.strip_prefix("numpy.") else { return false };
     matches!(
         name,

@@ -11,7 +11,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let lib = call.library();
     match api.kind {
         ApiKind::Read => {
-            if bundled_file(call) {
+            if bundled_file(call) || downloads(call.cx, call.site.node) {
                 return;
             }
             let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
@@ -29,7 +29,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         }
         ApiKind::Compute => {
             let value = call.cx.module.input_value(call.site.node, call.site.scope, 0);
-            if !call.is_small(value) {
+            if !call.is_small(value) && !reads_bundled_table(call.cx, call.site) {
                 out.push(op_finding(call.cx, call.site, call.callee_text(), api, lib, value));
             }
         }
@@ -80,7 +80,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         ));
         return;
     }
-    if api.kind != ApiKind::Method || api.support == Support::Missing || is_small(cx, value) {
+    if api.kind != ApiKind::Method || api.support == Support::Missing || is_small(cx, value) || reads_bundled_table(cx, site) {
         return;
     }
     // A Python function per element or group, or groups handed to Python:
@@ -140,4 +140,35 @@ fn bundled_file(call: &Call<'_, '_>) -> bool {
     gpulens_syntax::preorder(path)
         .filter(|n| n.kind() == "identifier")
         .any(|n| module.defining_text(n, call.site.scope).contains("__file__"))
+}
+
+/// The function in `scope` reads a table shipped inside the package
+/// ([`bundled_file`]): the work it does on it is as small as the table.
+fn reads_bundled_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
+    let module = cx.module;
+    let Some(function) = super::context::function_of(at.node) else { return false };
+    module.answer_once(function, "reads a bundled table", || {
+        module.text_of(function).contains("__file__")
+            && module.calls.iter().filter(|site| site.scope == function.id()).any(|site| {
+                module.resolve_call_in(site.node, site.scope).is_some_and(|(name, api)| {
+                    api.kind == ApiKind::Read && api.library == "cudf" && bundled_file(&Call { site, name, api, cx })
+                })
+            })
+    })
+}
+
+/// The function around `node` names a web address in its code (not in its
+/// docstring or comments): what it reads comes over the network, and the
+/// download, not the parse, is where the time goes.
+fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
+    let module = cx.module;
+    let Some(function) = super::context::function_of(node) else { return false };
+    module.answer_once(function, "names a web address", || gpulens_syntax::preorder(function).any(|n| {
+        n.kind() == "string"
+            && !n.parent().is_some_and(|p| p.kind() == "expression_statement")
+            && {
+                let text = module.text_of(n);
+                text.contains("http://") || text.contains("https://") || text.contains("ftp://")
+            }
+    }))
 }

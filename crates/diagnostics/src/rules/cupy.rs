@@ -48,7 +48,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         }
         _ => return None,
     };
-    if value.elements().is_none() && looks_small(call) {
+    if value.elements().is_none() && (looks_small(call) || written_into_small(call)) {
         return None;
     }
     (!call.is_small(value)).then_some(value)
@@ -68,7 +68,8 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     let mut cursor = args.walk();
     let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect();
     positional.into_iter().any(|arg| {
-        context::small_structure(cx, node, arg)
+        determinant_taken(call, arg)
+            || context::small_structure(cx, node, arg)
             || context::names_a_transform(cx, arg)
             || context::small_matrix(cx, node, call.site.scope, arg)
     })
@@ -145,6 +146,42 @@ fn exclusive(a: Node<'_>, b: Node<'_>) -> bool {
         current = parent;
     }
     false
+}
+
+/// The function takes the determinant of `arg` elsewhere: determinants are
+/// taken of small matrices (a large one over- or underflows, and code
+/// wanting it takes `slogdet`), so `arg` is one.
+fn determinant_taken(call: &Call<'_, '_>, arg: gpulens_syntax::Node<'_>) -> bool {
+    let module = call.cx.module;
+    let Some(function) = context::function_of(call.site.node) else { return false };
+    if !module.answer_once(function, "mentions det", || module.text_of(function).contains("det(")) {
+        return false;
+    }
+    let text = module.text_of(arg);
+    gpulens_syntax::preorder(function).filter(|c| c.kind() == "call" && c.id() != call.site.node.id()).any(|c| {
+        module.argument(c, "a", 0).is_some_and(|a| module.text_of(a) == text)
+            && module
+                .resolve_call_in(c, call.site.scope)
+                .is_some_and(|(name, _)| matches!(name.as_str(), "numpy.linalg.det" | "scipy.linalg.det"))
+    })
+}
+
+/// The call's result is the whole right-hand side of a write into an array
+/// of known small size (`curve[x >= lo] = np.exp(-x[x >= lo])` for a
+/// 300-point `curve`): an element-wise operation's input is no larger than
+/// what it writes.
+fn written_into_small(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let node = call.site.node;
+    if module.keyword(node, "axis").is_some() || crate::semantic::is_reduction(&call.name) {
+        return false;
+    }
+    let Some(parent) = node.parent().filter(|p| p.kind() == "assignment" && p.child_by_field_name("right") == Some(node)) else {
+        return false;
+    };
+    let Some(target) = parent.child_by_field_name("left").filter(|l| l.kind() == "subscript") else { return false };
+    let Some(array) = target.child_by_field_name("value") else { return false };
+    matches!(module.value(array, call.site.scope), Value::Array(Some(_)) if call.is_small(module.value(array, call.site.scope)))
 }
 
 /// `value`: what [`candidate`] said of the call.

@@ -105,7 +105,9 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     }
     let Some(function) = super::context::function_of(site.node) else { return };
     let method_of_object = module.text_of(function).contains("self.");
-    let array_work = module.calls.iter().any(|c| c.scope == site.scope && module.resolve_call_in(c.node, c.scope).is_some());
+    let array_work = module.answer_once(function, "calls the knowledge base", || {
+        module.calls.iter().any(|c| c.scope == function.id() && module.resolve_call_in(c.node, c.scope).is_some())
+    });
     if !(method_of_object || array_work) {
         return;
     }
