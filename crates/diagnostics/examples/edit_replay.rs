@@ -73,6 +73,16 @@ fn main() {
     parses.sort_by(f64::total_cmp);
     let pq = |p: f64| parses[((p * parses.len() as f64) as usize).min(parses.len() - 1)];
     println!("reparse alone: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms", pq(0.5), pq(0.95), pq(0.99));
+    for op in ["ins", "del"] {
+        let mut these: Vec<(f64, f64, f64)> = samples.iter().filter(|s| s.4 == op).map(|s| (s.0, s.1, s.2)).collect();
+        these.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let at = |p: f64| these[((p * these.len() as f64) as usize).min(these.len() - 1)];
+        let (min, p50) = (these[0], at(0.5));
+        println!(
+            "{op}: min {:.2} ms (reparse {:.2}, check {:.2}), p50 {:.2} ms (reparse {:.2}, check {:.2})",
+            min.0, min.1, min.2, p50.0, p50.1, p50.2
+        );
+    }
     samples.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (all, parse, check, line, op) in samples.iter().take(8) {
         println!("  {all:7.2} ms (reparse {parse:6.2}, check {check:6.2})  line {line} {op}: {}", lines[line - 1].trim());

@@ -36,9 +36,11 @@ pub const COMMAND_GPU_PROFILE: &str = "gpulens.gpuProfile";
 
 /// How long an edit's handler waits for the analysis of the new text before
 /// publishing the previous findings moved with the edit (the analysis's own
-/// result follows when it is in). `GPULENS_EDIT_BUDGET_MS` overrides it.
+/// result follows when it is in).
 const EDIT_BUDGET: Duration = Duration::from_millis(5);
 
+/// The budget: `GPULENS_EDIT_BUDGET_MS` when set (0: publish the moved
+/// findings first, always), else [`EDIT_BUDGET`].
 fn edit_budget() -> Duration {
     static BUDGET: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *BUDGET.get_or_init(|| {
@@ -586,6 +588,7 @@ impl LanguageServer for Backend {
     /// then the analysis's own result, if different, when it is in. A newer
     /// edit stops an older analysis; its own result answers.
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let arrived = std::time::Instant::now();
         let uri = params.text_document.uri;
         let encoding = self.encoding();
         let job = {
@@ -628,12 +631,16 @@ impl LanguageServer for Backend {
             let _ = tx.send(job.run());
         });
         let budget = edit_budget();
-        // A zero budget publishes the moved findings first, always (tests use it).
-        let waited = if budget.is_zero() { Err(()) } else { tokio::time::timeout(budget, &mut rx).await.map_err(|_| ()) };
+        let waited = if budget.is_zero() {
+            Err(()) // the moved findings first, always (tests use it)
+        } else {
+            tokio::time::timeout(budget, &mut rx).await.map_err(|_| ())
+        };
         match waited {
             Ok(Ok(outcome)) => {
                 if self.install(&uri, seq, &counter, outcome) {
                     self.publish(uri).await;
+                    tracing::debug!("edit {seq}: published its analysis {:?} after it arrived", arrived.elapsed());
                 }
             }
             Ok(Err(_)) => {} // the job's thread is gone: nothing to say
@@ -641,6 +648,7 @@ impl LanguageServer for Backend {
                 // Past the budget: what the editor has now, then the analysis.
                 if self.is_current(&uri, seq, &counter) {
                     self.publish(uri.clone()).await;
+                    tracing::debug!("edit {seq}: published the moved findings {:?} after it arrived", arrived.elapsed());
                 }
                 let backend = Backend { client: self.client.clone(), state: self.state.clone() };
                 tokio::spawn(async move {
