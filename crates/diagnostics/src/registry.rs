@@ -148,7 +148,8 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Hint,
         summary: "scikit-learn estimator that cuML's accelerator runs on the GPU",
         what: "A scikit-learn estimator or transformer (or UMAP/HDBSCAN) that cuml.accel accelerates, \
-               constructed with parameters the GPU implementation supports.",
+               constructed with parameters the GPU implementation supports; or a nearest-neighbour query \
+               (`.kneighbors()`, `.radius_neighbors()`) on a model built where the code does not show it.",
         why: "cuML implements these estimators on the GPU with scikit-learn's API. `python -m cuml.accel` \
               (or `cuml.accel.install()`) runs unchanged scikit-learn code on the GPU: from 2-10x for linear \
               models to 50-600x for nearest neighbours, HDBSCAN and UMAP on large data. Small inputs can be \
@@ -266,7 +267,7 @@ pub static RULES: &[Rule] = &[
         library: "warp",
         severity: Severity::Hint,
         summary: "Geometry query (ray casting, closest point, SDF, marching cubes, rotations) that Warp runs on the GPU",
-        what: "Calls to CPU geometry libraries (trimesh ray casting and proximity queries, SciPy rotations and KD-trees, scikit-image marching cubes) whose work Warp's meshes, hash grids and quaternion types do on the GPU.",
+        what: "Calls to CPU geometry libraries (trimesh ray casting and proximity queries, SciPy rotations and KD-trees, scikit-image marching cubes) whose work Warp's meshes, hash grids and quaternion types do on the GPU; trimesh's ray API (`mesh.ray.intersects_id(...)`, `intersector.intersects_location(...)`) is recognised on a mesh the code receives.",
         why: "Warp has BVH-accelerated mesh queries (`wp.mesh_query_ray`, `wp.mesh_query_point`), hash grids for neighbour search and vector/quaternion types, all usable inside `@wp.kernel` functions that run once per query in parallel.",
         example: "locations, rays, tris = mesh.ray.intersects_location(origins, directions)",
         use_instead: "wp_mesh = wp.Mesh(points=wp.array(mesh.vertices, dtype=wp.vec3), indices=wp.array(mesh.faces.ravel(), dtype=int))\n# then a @wp.kernel that calls wp.mesh_query_ray(wp_mesh.id, origin, direction, max_t)",

@@ -32,6 +32,9 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     if NEIGHBOUR_QUERIES.contains(&module.text_of(method)) {
         neighbour_query(cx, site, object, module.text_of(method), out);
     }
+    if RAY_QUERIES.contains(&module.text_of(method)) {
+        ray_query(cx, site, object, module.text_of(method), out);
+    }
     // Only through `self`: a model built in the same function is flagged where it is built.
     let through_self = object.kind() == "attribute"
         && object.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && module.text_of(o) == "self");
@@ -105,10 +108,7 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     }
     let Some(function) = super::context::function_of(site.node) else { return };
     let method_of_object = module.text_of(function).contains("self.");
-    let array_work = module.answer_once(function, "calls the knowledge base", || {
-        module.calls.iter().any(|c| c.scope == function.id() && module.resolve_call_in(c.node, c.scope).is_some())
-    });
-    if !(method_of_object || array_work) {
+    if !(method_of_object || array_work(cx, function)) {
         return;
     }
     let lib = library(cx, "cuml");
@@ -125,6 +125,55 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
              of times faster on large data.{how} For a search index you build yourself, cuVS (`cuvs.neighbors.brute_force`, \
              or CAGRA for approximate search) is the GPU library underneath. Install: {}.",
             module.text_of(object),
+            install(cx, lib),
+        ),
+    ));
+}
+
+/// The function calls something the knowledge base maps (NumPy, SciPy, …):
+/// it works with arrays. (Such a function is always analysed, so rules that
+/// recognise an API by its method names alone can ask for it.)
+fn array_work(cx: &Context<'_, '_>, function: gpulens_syntax::Node<'_>) -> bool {
+    let module = cx.module;
+    module.answer_once(function, "calls the knowledge base", || {
+        module.calls.iter().any(|c| c.scope == function.id() && module.resolve_call_in(c.node, c.scope).is_some())
+    })
+}
+
+/// Ray casts against a triangle mesh through trimesh's ray API.
+const RAY_QUERIES: &[&str] = &["intersects_location", "intersects_id", "intersects_first", "intersects_any", "contains_points"];
+
+/// `mesh.ray.intersects_id(origins, directions)`, `intersector.intersects_location(...)`:
+/// rays cast against a triangle mesh through trimesh's ray API, whatever
+/// built the mesh (a parameter, a loader in another module). trimesh's own
+/// intersector tests candidate triangles with NumPy on the CPU; Warp's BVH
+/// mesh queries cast one ray per GPU thread. Said for a receiver that is a
+/// mesh's `.ray` or named as an intersector, in a function that works with
+/// arrays.
+fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::Node<'_>, method: &str, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    if site.in_check || !matches!(module.value(object, site.scope), Value::Unknown) {
+        return;
+    }
+    let receiver = module.text_of(object);
+    let last = receiver.rsplit('.').next().unwrap_or(receiver).to_ascii_lowercase();
+    if !(last == "ray" || last.contains("intersector")) {
+        return;
+    }
+    let Some(function) = super::context::function_of(site.node) else { return };
+    if !array_work(cx, function) {
+        return;
+    }
+    let lib = library(cx, "warp");
+    out.push(super::finding(
+        site.node,
+        "WARP002",
+        format!(
+            "`{receiver}.{method}()` casts rays against a triangle mesh on the CPU (trimesh's ray API: its default \
+             intersector tests candidate triangles with NumPy). NVIDIA Warp casts one ray per GPU thread against a BVH: \
+             build `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), dtype=int))` \
+             once and call `wp.mesh_query_ray(mesh_id, origin, direction, max_t)` in a `@wp.kernel` launched over the \
+             rays. Install: {}.",
             install(cx, lib),
         ),
     ));
