@@ -505,6 +505,14 @@ pub(crate) fn in_recurrence(cx: &Context<'_, '_>, call: Node<'_>, scope: usize) 
             }
             // `prior = out[h - 2]`, then the call reads `prior`.
             "identifier" => {
+                // The whole of an array the loop updates element by element
+                // (`points[unvisited]` while the loop sets `unvisited[k] = False`):
+                // each pass reads what the passes before it decided.
+                let name = module.text_of(a);
+                let whole = !a.parent().is_some_and(|p| p.kind() == "subscript" && p.child_by_field_name("value") == Some(a));
+                if whole && written.iter().any(|(array, _)| array == name) {
+                    return true;
+                }
                 let defined: String = module.defining_text(a, scope).split_whitespace().collect();
                 defined.split_once('[').is_some_and(|(array, rest)| {
                     rest.strip_suffix(']').is_some_and(|index| !index.contains(']') && earlier(array, index))
