@@ -65,8 +65,8 @@ struct OpenDoc {
     findings: Arc<Vec<Finding>>,
     /// `findings` are the analysis of exactly the current text.
     exact: bool,
-    /// What earlier analyses found. Held by the analysis running, one at a time.
-    cache: Arc<Mutex<Memory>>,
+    /// What earlier analyses found.
+    memory: Arc<Memory>,
     /// Counts edits (and re-analyses for new settings): an analysis started
     /// for an older count is out of date and stops.
     edits: Arc<AtomicU64>,
@@ -77,37 +77,54 @@ struct OpenDoc {
 /// What earlier analyses of a document found, under the current settings.
 #[derive(Default)]
 struct Memory {
-    /// Findings per function, so an edit re-analyses one function.
-    cache: Cache,
+    /// Findings per function, so an edit re-analyses one function. Held by
+    /// the analysis running, one at a time.
+    cache: Mutex<Cache>,
     /// The findings of the last few texts, by text hash: an edit undone (a
-    /// character typed and deleted) costs no analysis.
-    recent: Vec<(u64, Arc<Vec<Finding>>)>,
+    /// character typed and deleted) costs no analysis, and needs no wait for
+    /// an older analysis still running.
+    recent: Mutex<Vec<(u64, Arc<Vec<Finding>>)>>,
 }
 
 /// How many recent texts' findings a document keeps.
 const RECENT: usize = 4;
 
 impl Memory {
-    fn recall(&mut self, hash: u64) -> Option<Arc<Vec<Finding>>> {
-        let at = self.recent.iter().position(|(h, _)| *h == hash)?;
-        // Most recently used last: the text typing returns to stays.
-        let found = self.recent.remove(at);
-        self.recent.push(found);
-        self.recent.last().map(|(_, f)| f.clone())
+    fn new(cache: Cache, hash: u64, findings: Arc<Vec<Finding>>) -> Memory {
+        Memory { cache: Mutex::new(cache), recent: Mutex::new(vec![(hash, findings)]) }
     }
 
-    fn remember(&mut self, hash: u64, findings: Arc<Vec<Finding>>) {
-        if self.recent.len() == RECENT {
-            self.recent.remove(0);
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn recent(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Arc<Vec<Finding>>)>> {
+        self.recent.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn recall(&self, hash: u64) -> Option<Arc<Vec<Finding>>> {
+        let mut recent = self.recent();
+        let at = recent.iter().position(|(h, _)| *h == hash)?;
+        // Most recently used last: the text typing returns to stays.
+        let found = recent.remove(at);
+        let findings = found.1.clone();
+        recent.push(found);
+        Some(findings)
+    }
+
+    fn remember(&self, hash: u64, findings: Arc<Vec<Finding>>) {
+        let mut recent = self.recent();
+        if recent.len() == RECENT {
+            recent.remove(0);
         }
-        self.recent.push((hash, findings));
+        recent.push((hash, findings));
     }
 }
 
 /// The analysis of one edit's text, run off the async threads.
 struct Job {
     doc: Document,
-    cache: Arc<Mutex<Memory>>,
+    memory: Arc<Memory>,
     edits: Arc<AtomicU64>,
     /// The edit count it analyses.
     seq: u64,
@@ -128,12 +145,10 @@ impl Job {
     fn run(mut self) -> Outcome {
         let superseded = || self.edits.load(Ordering::Acquire) != self.seq;
         let started = std::time::Instant::now();
-        // One analysis at a time per document: the cache is theirs in turn.
-        let mut memory = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let locked = started.elapsed();
         if superseded() {
             return Outcome::Superseded;
         }
+        // Each job parses its own copy of the document: no lock.
         match guard("reparse", || self.doc.reparse(&mut |_| superseded())) {
             None => return Outcome::Failed,
             Some(false) => return Outcome::Superseded,
@@ -141,29 +156,40 @@ impl Job {
         }
         let parsed = started.elapsed();
         let hash = self.doc.text_hash();
-        if let Some(findings) = memory.recall(hash) {
+        if let Some(findings) = self.memory.recall(hash) {
             tracing::debug!("edit {}: parsed at {parsed:?}, the findings of an earlier version of the same text", self.seq);
             return Outcome::Done(self.doc, findings);
         }
+        // One analysis at a time per document: the cache is theirs in turn.
+        let mut cache = self.memory.cache();
+        let locked = started.elapsed();
+        if superseded() {
+            return Outcome::Superseded;
+        }
         let text = self.doc.to_string();
         let settings = &self.effective.settings;
-        let cache = &mut memory.cache;
-        let findings = guard("analysis", || check_incremental_unless(&text, self.doc.tree(), settings, &self.gpu, cache, &superseded));
+        let findings =
+            guard("analysis", || check_incremental_unless(&text, self.doc.tree(), settings, &self.gpu, &mut cache, &superseded));
         match findings {
             None => {
-                *memory = Memory::default(); // it may be half-updated
+                *cache = Cache::default(); // it may be half-updated
                 Outcome::Failed
             }
             Some(None) => Outcome::Superseded,
             Some(Some(findings)) => {
                 tracing::debug!(
-                    "edit {}: waited {locked:?} for the cache, parsed at {parsed:?}, analysed at {:?} (reused {:?} definitions)",
+                    "edit {}: parsed at {parsed:?}, had the cache at {locked:?}, analysed at {:?} (reused {:?} definitions)",
                     self.seq,
                     started.elapsed(),
-                    memory.cache.last_reuse
+                    cache.last_reuse
                 );
                 let findings = Arc::new(findings);
-                memory.remember(hash, findings.clone());
+                // While the cache is held: new settings clear what is
+                // remembered under it, after this (see `reconfigure`).
+                if !superseded() {
+                    self.memory.remember(hash, findings.clone());
+                }
+                drop(cache);
                 Outcome::Done(self.doc, findings)
             }
         }
@@ -359,10 +385,12 @@ impl Backend {
                 let entry = &mut *entry;
                 // An analysis under way used the old settings: stop it.
                 entry.edits.fetch_add(1, Ordering::AcqRel);
-                let memory = entry.cache.clone();
-                let mut memory = memory.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                memory.recent.clear(); // found under the old settings
-                let findings = self.analyse(&mut entry.doc, &mut memory.cache);
+                let memory = entry.memory.clone();
+                let mut cache = memory.cache();
+                memory.recent().clear(); // found under the old settings
+                let findings = self.analyse(&mut entry.doc, &mut cache);
+                drop(cache);
+                memory.remember(entry.doc.text_hash(), findings.clone());
                 entry.exact = true;
                 // Same findings, same result id: a pull answers `unchanged`
                 // (the background NVML probe often changes nothing).
@@ -559,13 +587,13 @@ impl LanguageServer for Backend {
             let mut doc = Document::new(&item.text);
             let mut cache = Cache::default();
             let findings = self.analyse(&mut doc, &mut cache);
-            let memory = Memory { recent: vec![(doc.text_hash(), findings.clone())], cache };
+            let memory = Memory::new(cache, doc.text_hash(), findings.clone());
             OpenDoc {
                 version: item.version,
                 doc,
                 findings,
                 exact: true,
-                cache: Arc::new(Mutex::new(memory)),
+                memory: Arc::new(memory),
                 edits: Arc::default(),
                 generation: self.next_generation(),
             }
@@ -618,7 +646,7 @@ impl LanguageServer for Backend {
             entry.generation = self.next_generation();
             Job {
                 doc: entry.doc.clone(),
-                cache: entry.cache.clone(),
+                memory: entry.memory.clone(),
                 edits: entry.edits.clone(),
                 seq,
                 effective: self.effective(),
