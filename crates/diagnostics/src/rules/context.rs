@@ -526,3 +526,37 @@ pub(crate) fn in_recurrence(cx: &Context<'_, '_>, call: Node<'_>, scope: usize) 
     }
     false
 }
+
+/// The function around `node` is a unit conversion, named `<unit>_to_<unit>`
+/// (`hz_to_mel`, `deg_to_rad`): one formula applied to what it is given,
+/// typically a few values or a scalar. Whether moving data to the GPU pays
+/// is decided where the data lives, by its callers, not in the formula.
+pub(crate) fn in_conversion(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+    let Some(function) = function_of(node) else { return false };
+    let Some(name) = function.child_by_field_name("name") else { return false };
+    let words = words(cx.module.text_of(name));
+    words.len() >= 3 && words[1..words.len() - 1].iter().any(|w| w == "to")
+}
+
+/// The function around `node` takes only numbers and returns a number, by
+/// its annotations (`def f(n: int, rate: float) -> float`): a scalar
+/// function, evaluated once per value by its callers (a root finder, an
+/// integrator, a loop). The arrays it builds come from a few numbers.
+pub(crate) fn in_scalar_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+    let module = cx.module;
+    let Some(function) = function_of(node) else { return false };
+    let scalar = |ty: Option<Node<'_>>| {
+        ty.is_some_and(|t| matches!(module.text_of(t).trim(), "int" | "float" | "bool" | "complex"))
+    };
+    if !scalar(function.child_by_field_name("return_type")) {
+        return false;
+    }
+    let Some(parameters) = function.child_by_field_name("parameters") else { return false };
+    let mut cursor = parameters.walk();
+    let all: Vec<Node<'_>> = parameters.named_children(&mut cursor).filter(|p| p.kind() != "comment").collect();
+    !all.is_empty()
+        && all.iter().all(|p| match p.kind() {
+            "typed_parameter" | "typed_default_parameter" => scalar(p.child_by_field_name("type")),
+            _ => false,
+        })
+}

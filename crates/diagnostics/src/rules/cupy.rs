@@ -54,6 +54,15 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
     (!call.is_small(value)).then_some(value)
 }
 
+/// Element-wise math: one formula per value.
+const ELEMENTWISE: &[&str] = &[
+    "numpy.exp", "numpy.exp2", "numpy.expm1", "numpy.log", "numpy.log10", "numpy.log2", "numpy.log1p", "numpy.sqrt",
+    "numpy.cbrt", "numpy.power", "numpy.sin", "numpy.cos", "numpy.tan", "numpy.arcsin", "numpy.arccos", "numpy.arctan",
+    "numpy.arctan2", "numpy.sinh", "numpy.cosh", "numpy.tanh", "numpy.hypot", "numpy.abs", "numpy.absolute",
+    "numpy.floor", "numpy.ceil", "numpy.round", "numpy.rint", "numpy.sign", "numpy.where", "numpy.maximum",
+    "numpy.minimum", "numpy.clip", "numpy.deg2rad", "numpy.rad2deg", "numpy.radians", "numpy.degrees",
+];
+
 /// Nothing gives the data's size, but the code around the call says it is a
 /// small fixed-size structure: geometry (rotations, affine maps), or an
 /// argument whose shape is checked against a few elements or whose
@@ -61,7 +70,12 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
 fn looks_small(call: &Call<'_, '_>) -> bool {
     let cx = call.cx;
     let node = call.site.node;
-    if context::in_geometry(cx, node) || context::result_to_python(cx, node) || context::in_recurrence(cx, node, call.site.scope) {
+    if context::in_geometry(cx, node)
+        || context::result_to_python(cx, node)
+        || context::in_recurrence(cx, node, call.site.scope)
+        || context::in_scalar_function(cx, node)
+        || (ELEMENTWISE.contains(&call.name.as_str()) && context::in_conversion(cx, node))
+    {
         return true;
     }
     let Some(args) = node.child_by_field_name("arguments") else { return false };
