@@ -54,6 +54,24 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
     (!call.is_small(value)).then_some(value)
 }
 
+/// A product that is light work whatever the size: an array with itself
+/// (`np.dot(r, r)`: a sum of squares, one pass) or a Kronecker product with
+/// an array of ones (`np.kron(np.ones((1, n)), col)`: a tile, a copy).
+fn light_product(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let node = call.site.node;
+    let compact = |n: gpulens_syntax::Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
+    let (Some(a), Some(b)) = (module.argument(node, "a", 0), module.argument(node, "b", 1)) else { return false };
+    match call.name.as_str() {
+        "numpy.dot" | "numpy.inner" | "numpy.vdot" => compact(a) == compact(b),
+        "numpy.kron" => [a, b].iter().any(|x| {
+            x.kind() == "call"
+                && x.child_by_field_name("function").and_then(|f| module.qualified_name(f)).as_deref() == Some("numpy.ones")
+        }),
+        _ => false,
+    }
+}
+
 /// Element-wise math: one formula per value.
 const ELEMENTWISE: &[&str] = &[
     "numpy.exp", "numpy.exp2", "numpy.expm1", "numpy.log", "numpy.log10", "numpy.log2", "numpy.log1p", "numpy.sqrt",
@@ -203,12 +221,13 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
     let Some(value) = value else { return };
     let api = call.api;
     let chain = chains.get(&call.site.node.id()).copied().unwrap_or(0);
-    if !api.heavy && chain < CHAIN {
+    let heavy = api.heavy && !light_product(call);
+    if !heavy && chain < CHAIN {
         return;
     }
     let gpu = api.gpu.as_deref().unwrap_or_default();
     let lib = call.library();
-    let why = if api.heavy {
+    let why = if heavy {
         format!(
             " Its work per element is heavy, so the GPU pays off even counting the copy there and back.{}",
             fp64_phrase(call.cx)

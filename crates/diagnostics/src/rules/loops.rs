@@ -21,7 +21,15 @@ const PHYSICS: &[&str] = &[
 
 /// Calls a kernel can make.
 fn allowed_call(callee: &str) -> bool {
+    // `be.min(x[lo:hi])`, `window.mean()`: a reduction or math function by
+    // NumPy's name, on an array or through an array-API namespace.
+    let math_method = callee.split_once('.').is_some_and(|(object, method)| {
+        !object.is_empty()
+            && object.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && matches!(method, "min" | "max" | "sum" | "mean" | "abs" | "sqrt" | "exp" | "log" | "argmin" | "argmax")
+    });
     matches!(callee, "abs" | "min" | "max" | "int" | "float" | "round" | "pow" | "bool" | "range" | "len")
+        || math_method
         || callee.starts_with("math.")
         || callee.starts_with("cmath.")
         || callee.starts_with("np.")
