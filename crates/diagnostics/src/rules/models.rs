@@ -35,6 +35,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     if RAY_QUERIES.contains(&module.text_of(method)) {
         ray_query(cx, site, object, module.text_of(method), out);
     }
+    index_work(cx, site, object, module.text_of(method), out);
     // Only through `self`: a model built in the same function is flagged where it is built.
     let through_self = object.kind() == "attribute"
         && object.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && module.text_of(o) == "self");
@@ -174,6 +175,76 @@ fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::
              build `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), dtype=int))` \
              once and call `wp.mesh_query_ray(mesh_id, origin, direction, max_t)` in a `@wp.kernel` launched over the \
              rays. Install: {}.",
+            install(cx, lib),
+        ),
+    ));
+}
+
+/// The work methods of the vector-search libraries' indexes, by module.
+const INDEX_WORK: &[(&str, &[&str])] = &[
+    ("faiss", &["search", "range_search", "train", "add", "add_with_ids"]),
+    ("hnswlib", &["knn_query", "add_items"]),
+    ("annoy", &["get_nns_by_vector", "get_nns_by_item", "build"]),
+];
+
+/// `self.index.search(queries, k)` in a module that imports Faiss (or
+/// hnswlib, Annoy), on an index whose construction the code does not show
+/// (a factory method, a loader): these are that library's index methods,
+/// and the search or the build is the work cuVS does on the GPU.
+fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::Node<'_>, method: &str, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let imported = |library: &str| {
+        module.imports_at(site.node.start_byte()).any(|(_, t)| t == library || t.starts_with(&format!("{library}.")))
+    };
+    let Some((library_module, _)) =
+        INDEX_WORK.iter().find(|(library, methods)| methods.contains(&method) && imported(library))
+    else {
+        return;
+    };
+    if site.in_check || !matches!(module.value(object, site.scope), Value::Unknown) {
+        return;
+    }
+    let Some(function) = super::context::function_of(site.node) else { return };
+    if !(module.text_of(function).contains("self.") || array_work(cx, function)) {
+        return;
+    }
+    // Faiss searches take the queries and k.
+    let arguments = site.node.child_by_field_name("arguments").map_or(0, |a| a.named_child_count());
+    if matches!(method, "search" | "range_search") && arguments < 2 {
+        return;
+    }
+    // Through `self`: the class keeps an index there (assigns that attribute somewhere).
+    let receiver = module.text_of(object);
+    if let Some(attribute) = receiver.strip_prefix("self.").filter(|a| !a.contains('.')) {
+        let mut class = function.parent();
+        while let Some(c) = class.filter(|c| c.kind() != "class_definition") {
+            class = c.parent();
+        }
+        // A class with syntax errors: what its methods assign is not to be relied on.
+        let Some(class) = class.filter(|c| !c.has_error()) else { return };
+        let held = crate::semantic::self_assignments(module.text_of(class)).iter().any(|(_, a, _)| *a == attribute);
+        if !held {
+            return;
+        }
+    }
+    let lib = library(cx, "cuvs");
+    let (what, how) = match *library_module {
+        "faiss" => (
+            "a Faiss index",
+            "Faiss's own GPU indexes (`faiss.index_cpu_to_gpu`, backed by cuVS in the faiss-gpu-cuvs build) keep the code \
+             as it is; cuVS itself builds from the whole array in one call (`cuvs.neighbors.ivf_flat.build`, \
+             `brute_force`, or CAGRA for graph search)",
+        ),
+        "hnswlib" => ("an hnswlib graph", "cuVS builds the same kind of graph index on the GPU with CAGRA (`cuvs.neighbors.cagra`), which can be saved for hnswlib to load"),
+        _ => ("an Annoy index", "cuVS builds a graph index on the GPU with CAGRA (`cuvs.neighbors.cagra`) and searches whole batches at once"),
+    };
+    out.push(super::finding(
+        site.node,
+        "CUVS001",
+        format!(
+            "`{}.{method}()` works on {what} on the CPU (built where this code does not show it). {how}. \
+             Install: {}.",
+            module.text_of(object),
             install(cx, lib),
         ),
     ));
