@@ -249,3 +249,44 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
         ),
     ));
 }
+
+/// A function that takes rays (origins and directions) and triangles (or a
+/// mesh) and works with arrays computes ray–triangle intersections: the work
+/// Warp's BVH mesh queries do with one ray per GPU thread. Said once, on the
+/// function's name.
+pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let mut seen: Vec<usize> = Vec::new();
+    for site in &module.calls {
+        if seen.contains(&site.scope) {
+            continue;
+        }
+        seen.push(site.scope);
+        let Some(function) = super::context::function_of(site.node).filter(|f| f.id() == site.scope) else { continue };
+        let Some(parameters) = function.child_by_field_name("parameters") else { continue };
+        let mut names: Vec<String> = Vec::new();
+        for p in gpulens_syntax::preorder(parameters).filter(|n| n.kind() == "identifier") {
+            names.push(module.text_of(p).to_ascii_lowercase());
+        }
+        let has = |f: &dyn Fn(&str) -> bool| names.iter().any(|n| f(n));
+        let rays = has(&|n| n.contains("ray") && n.contains("origin")) && has(&|n| n.contains("ray") && n.contains("direction"));
+        let surface = has(&|n| matches!(n, "triangles" | "mesh" | "faces" | "tris"));
+        if !(rays && surface) || !array_work(cx, function) {
+            continue;
+        }
+        let Some(name) = function.child_by_field_name("name") else { continue };
+        let lib = library(cx, "warp");
+        out.push(super::finding(
+            name,
+            "WARP002",
+            format!(
+                "`{}` intersects rays with triangles on the CPU. NVIDIA Warp casts one ray per GPU thread against a \
+                 BVH of the mesh: build `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), \
+                 dtype=int))` once and call `wp.mesh_query_ray(mesh_id, origin, direction, max_t)` in a `@wp.kernel` \
+                 launched over the rays. Install: {}.",
+                module.text_of(name),
+                install(cx, lib),
+            ),
+        ));
+    }
+}
