@@ -251,9 +251,10 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
 }
 
 /// A function that takes rays (origins and directions) and triangles (or a
-/// mesh) and works with arrays computes ray–triangle intersections: the work
-/// Warp's BVH mesh queries do with one ray per GPU thread. Said once, on the
-/// function's name.
+/// mesh), or a mesh and query points, and works with arrays computes
+/// ray–triangle intersections or point queries against the mesh: the work
+/// Warp's BVH mesh queries do with one query per GPU thread. Said once, on
+/// the function's name.
 pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     let module = cx.module;
     let mut seen: Vec<usize> = Vec::new();
@@ -271,19 +272,25 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
         let has = |f: &dyn Fn(&str) -> bool| names.iter().any(|n| f(n));
         let rays = has(&|n| n.contains("ray") && n.contains("origin")) && has(&|n| n.contains("ray") && n.contains("direction"));
         let surface = has(&|n| matches!(n, "triangles" | "mesh" | "faces" | "tris"));
-        if !(rays && surface) || !array_work(cx, function) {
+        // A whole mesh and query points: closest points, distances, containment.
+        let point_query = has(&|n| n == "mesh") && has(&|n| matches!(n, "points" | "query_points" | "queries"));
+        if !((rays && surface) || point_query) || !array_work(cx, function) {
             continue;
         }
         let Some(name) = function.child_by_field_name("name") else { continue };
         let lib = library(cx, "warp");
+        let (what, query) = if rays && surface {
+            ("intersects rays with triangles", "wp.mesh_query_ray(mesh_id, origin, direction, max_t)")
+        } else {
+            ("queries points against a mesh (closest points, distances or containment)", "wp.mesh_query_point(mesh_id, point, max_dist)")
+        };
         out.push(super::finding(
             name,
             "WARP002",
             format!(
-                "`{}` intersects rays with triangles on the CPU. NVIDIA Warp casts one ray per GPU thread against a \
-                 BVH of the mesh: build `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), \
-                 dtype=int))` once and call `wp.mesh_query_ray(mesh_id, origin, direction, max_t)` in a `@wp.kernel` \
-                 launched over the rays. Install: {}.",
+                "`{}` {what} on the CPU. NVIDIA Warp runs one query per GPU thread against a BVH of the mesh: build \
+                 `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), dtype=int))` once \
+                 and call `{query}` in a `@wp.kernel` launched over the queries. Install: {}.",
                 module.text_of(name),
                 install(cx, lib),
             ),
