@@ -34,21 +34,25 @@ use crate::settings::{EditorSettings, Effective};
 pub const COMMAND_APPLY_FIX: &str = "gpulens.applyFix";
 pub const COMMAND_GPU_PROFILE: &str = "gpulens.gpuProfile";
 
-/// How long an edit's handler waits for the analysis of the new text before
-/// publishing the previous findings moved with the edit (the analysis's own
-/// result follows when it is in).
+/// How long an edit's handler waits for the analysis of a large file's new
+/// text before publishing the previous findings moved with the edit (the
+/// analysis's own result follows when it is in).
 const EDIT_BUDGET: Duration = Duration::from_millis(5);
 
-/// The budget: `GPULENS_EDIT_BUDGET_MS` when set (0: publish the moved
-/// findings first, always), else [`EDIT_BUDGET`].
-fn edit_budget() -> Duration {
-    static BUDGET: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
-    *BUDGET.get_or_init(|| {
-        std::env::var("GPULENS_EDIT_BUDGET_MS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(EDIT_BUDGET, Duration::from_millis)
-    })
+/// Files from this size on have a budget. A smaller file's analysis takes a
+/// few ms at worst, and its first diagnostics after an edit are always its
+/// own.
+const LARGE: usize = 100_000;
+
+/// The budget for an edit of a file of `len` bytes, None for no budget
+/// (wait for the analysis). `GPULENS_EDIT_BUDGET_MS` sets one for every
+/// file (0: publish the moved findings first, always).
+fn edit_budget(len: usize) -> Option<Duration> {
+    static SET: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    let set = *SET.get_or_init(|| {
+        std::env::var("GPULENS_EDIT_BUDGET_MS").ok().and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_millis)
+    });
+    set.or((len >= LARGE).then_some(EDIT_BUDGET))
 }
 
 /// How long a pull for diagnostics waits for the analysis of the current text.
@@ -320,6 +324,13 @@ impl Backend {
             .docs
             .get(uri)
             .is_some_and(|e| Arc::ptr_eq(&e.edits, counter) && e.edits.load(Ordering::Acquire) == seq)
+    }
+
+    /// Whether the document's text is still that of `version` and its
+    /// findings are an analysis of it made by someone else (new settings
+    /// re-analyse every document, and stop the analysis of an edit under way).
+    fn analysed_elsewhere(&self, uri: &Uri, version: i32, counter: &Arc<AtomicU64>) -> bool {
+        self.state.docs.get(uri).is_some_and(|e| Arc::ptr_eq(&e.edits, counter) && e.version == version && e.exact)
     }
 
     /// Takes an analysis's outcome for edit `seq`, if that edit is still the
@@ -653,25 +664,25 @@ impl LanguageServer for Backend {
                 gpu: self.state.gpu.read().unwrap().clone(),
             }
         };
-        let (seq, counter) = (job.seq, job.edits.clone());
+        let (seq, counter, version) = (job.seq, job.edits.clone(), params.text_document.version);
+        let budget = edit_budget(job.doc.len());
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         tokio::task::spawn_blocking(move || {
             let _ = tx.send(job.run());
         });
-        let budget = edit_budget();
-        let waited = if budget.is_zero() {
-            Err(()) // the moved findings first, always (tests use it)
-        } else {
-            tokio::time::timeout(budget, &mut rx).await.map_err(|_| ())
+        let waited = match budget {
+            Some(budget) if budget.is_zero() => Err(()), // the moved findings first, always (tests use it)
+            Some(budget) => tokio::time::timeout(budget, &mut rx).await.map_err(|_| ()),
+            None => Ok((&mut rx).await),
         };
         match waited {
-            Ok(Ok(outcome)) => {
-                if self.install(&uri, seq, &counter, outcome) {
+            Ok(outcome) => {
+                let installed = outcome.is_ok_and(|outcome| self.install(&uri, seq, &counter, outcome));
+                if installed || self.analysed_elsewhere(&uri, version, &counter) {
                     self.publish(uri).await;
                     tracing::debug!("edit {seq}: published its analysis {:?} after it arrived", arrived.elapsed());
                 }
             }
-            Ok(Err(_)) => {} // the job's thread is gone: nothing to say
             Err(_) => {
                 // Past the budget: what the editor has now, then the analysis.
                 if self.is_current(&uri, seq, &counter) {
@@ -680,9 +691,9 @@ impl LanguageServer for Backend {
                 }
                 let backend = Backend { client: self.client.clone(), state: self.state.clone() };
                 tokio::spawn(async move {
-                    let Ok(outcome) = rx.await else { return };
                     let before = backend.state.docs.get(&uri).map(|e| e.findings.clone());
-                    if backend.install(&uri, seq, &counter, outcome) {
+                    let installed = rx.await.is_ok_and(|outcome| backend.install(&uri, seq, &counter, outcome));
+                    if installed || backend.analysed_elsewhere(&uri, version, &counter) {
                         let after = backend.state.docs.get(&uri).map(|e| e.findings.clone());
                         if before != after {
                             backend.publish(uri).await;

@@ -87,7 +87,18 @@ pub struct Document {
     recent: Vec<(u64, usize, Tree)>,
     /// `text_hash` of the text `tree` was parsed from.
     hash: u64,
+    /// Every edit since the last parse kept the tree's shape (see
+    /// [`Document::keeps_shape`]): the edited tree needs no parse.
+    shape_kept: bool,
 }
+
+/// Words tree-sitter-python does not read as an identifier everywhere:
+/// Python's keywords, its soft keywords, and Python 2's `print` and `exec`.
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+    "pass", "raise", "return", "try", "while", "with", "yield", "match", "case", "type", "_", "print", "exec",
+];
 
 /// How many recent trees a document keeps.
 const RECENT: usize = 4;
@@ -152,6 +163,7 @@ impl Document {
             stale: false,
             full_reparse: false,
             clean: None,
+            shape_kept: true,
         }
     }
 
@@ -213,6 +225,7 @@ impl Document {
         for change in changes {
             match change.range {
                 None => {
+                    self.shape_kept = false;
                     made.push(ByteEdit { start: 0, old_end: self.rope.len_bytes(), new_end: change.text.len() });
                     self.rope = Rope::from_str(&change.text);
                     self.lone_crs = count_lone_crs(&self.rope, 0, self.rope.len_bytes());
@@ -225,6 +238,7 @@ impl Document {
                     if start > end {
                         std::mem::swap(&mut start, &mut end);
                     }
+                    self.shape_kept = self.shape_kept && self.keeps_shape(start, end, &change.text);
                     self.replace_bytes(start, end, &change.text);
                     made.push(ByteEdit { start, old_end: end, new_end: start + change.text.len() });
                 }
@@ -274,6 +288,15 @@ impl Document {
             self.full_reparse = false;
             return true;
         }
+        if self.shape_kept && !full {
+            // Every edit stayed inside one token and kept it that token: the
+            // edited tree is the tree a parse would give (its token grew or
+            // shrank and what follows moved), so no parse is needed.
+            self.recent_push(hash, len, self.tree.clone());
+            self.hash = hash;
+            self.stale = false;
+            return true;
+        }
         let old = (!full).then(|| self.clean.as_ref().unwrap_or(&self.tree));
         let rope = &self.rope;
         let mut progress = |state: &tree_sitter::ParseState| stop(state.has_error());
@@ -307,15 +330,69 @@ impl Document {
         if full {
             self.clean = None;
         }
-        if self.recent.len() == RECENT {
-            self.recent.remove(0);
-        }
-        self.recent.push((hash, len, tree.clone()));
+        self.recent_push(hash, len, tree.clone());
         self.tree = tree;
         self.hash = hash;
         self.stale = false;
         self.full_reparse = false;
+        self.shape_kept = true;
         true
+    }
+
+    fn recent_push(&mut self, hash: u64, len: usize, tree: Tree) {
+        if self.recent.len() == RECENT {
+            self.recent.remove(0);
+        }
+        self.recent.push((hash, len, tree));
+    }
+
+    /// Whether replacing `start..end` with `text` keeps the tree's shape: it
+    /// changes one identifier into another (not a keyword), or the words of
+    /// a comment or of a string's content, and the tree has no syntax error
+    /// (error recovery weighs the bytes it skips). Asked before the edit,
+    /// of a tree that is up to date or was itself only so edited.
+    fn keeps_shape(&self, start: usize, end: usize, text: &str) -> bool {
+        if self.nuls > 0 || self.lone_crs > 0 || self.full_reparse {
+            return false;
+        }
+        let root = self.tree.root_node();
+        if root.has_error() {
+            return false;
+        }
+        let removed: String = self.rope.byte_slice(start..end).to_string();
+        let g = crate::grammar();
+        // The leaf holding the edit, which must not touch its first byte:
+        // tree-sitter takes text edited at a token's start for the space
+        // before it. (For an insertion, the token it extends.)
+        let leaf_at = |from: usize, to: usize| {
+            root.descendant_for_byte_range(from, to).filter(|n| n.child_count() == 0 || n.kind_id() == g.string_content)
+        };
+        let leaf = if start == end { start.checked_sub(1).and_then(|b| leaf_at(b, start)) } else { leaf_at(start, end) };
+        let Some(leaf) = leaf.filter(|n| n.start_byte() < start && end <= n.end_byte()) else { return false };
+        let old = self.rope.byte_slice(leaf.start_byte()..leaf.end_byte()).to_string();
+        let at = start - leaf.start_byte();
+        let new = format!("{}{}{}", &old[..at], text, &old[at + removed.len()..]);
+        let kind = leaf.kind_id();
+        if kind == g.identifier {
+            let word = |s: &str| s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            return word(text)
+                && word(&old)
+                && new.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+                && !KEYWORDS.contains(&new.as_str());
+        }
+        // Plain words: no quote, escape, brace, line break or NUL, and no
+        // backslash right before or after the edit (it would start or end an
+        // escape sequence).
+        let plain = |s: &str| !s.bytes().any(|b| matches!(b, b'"' | b'\'' | b'\\' | b'{' | b'}' | b'\n' | b'\r' | 0));
+        let bytes = old.as_bytes();
+        let no_escape_near = (at == 0 || bytes[at - 1] != b'\\') && bytes.get(at + removed.len()) != Some(&b'\\');
+        if kind == g.comment {
+            return at > 0 && plain(text) && plain(&removed) && no_escape_near;
+        }
+        if kind == g.string_content {
+            return leaf.child_count() == 0 && !new.is_empty() && plain(text) && plain(&removed) && no_escape_near;
+        }
+        false
     }
 
     /// A hash of the text when it was last parsed (the current text unless

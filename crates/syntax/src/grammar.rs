@@ -38,7 +38,7 @@ grammar! {
         assert_statement, assignment, augmented_assignment, binary_operator, block, call, class_definition, comment, decorated_definition,
         dictionary_comprehension, for_statement, function_definition, generator_expression, identifier,
         if_statement, elif_clause, import_from_statement, import_statement, lambda, list_comprehension,
-        set_comprehension, while_statement,
+        set_comprehension, string_content, while_statement,
     }
     fields { f_body, f_condition, f_operator }
 }
