@@ -902,11 +902,11 @@ struct OutsideSummary {
     /// [`outside_fingerprint`] of the code it was made from.
     fingerprint: u64,
     /// The outside names (see [`Module::outside_names`]).
-    names: HashMap<String, NameFacts>,
+    names: FxHashMap<String, NameFacts>,
     /// A hash of the sorted names.
     names_hash: u64,
     /// What each name's bindings mention among the names.
-    depends: HashMap<String, Vec<String>>,
+    depends: FxHashMap<String, Vec<String>>,
     /// Which libraries the rules know the module imports.
     global: Vec<String>,
     /// Imports and module-level names, for the fix keys (sorted).
@@ -944,7 +944,7 @@ impl OutsideSummary {
         keys.hash(&mut names_hash);
         // What each outside name's bindings mention among the outside names:
         // a module-level value can be built from others (`a = np.sort(big)`).
-        let mut depends: HashMap<String, Vec<String>> = HashMap::with_capacity(found.len());
+        let mut depends: FxHashMap<String, Vec<String>> = FxHashMap::default();
         for (name, outside_name) in &found {
             let mut uses: Vec<String> = Vec::new();
             for bound in &outside_name.texts {
@@ -1033,7 +1033,7 @@ struct Scan {
 struct Scans {
     names: u64,
     /// Text hash → what a function of that text mentions.
-    by_text: HashMap<u64, std::sync::Arc<Scan>>,
+    by_text: FxHashMap<u64, std::sync::Arc<Scan>>,
     /// The last document's outside summary.
     outside: Option<std::sync::Arc<OutsideSummary>>,
 }
@@ -1084,7 +1084,7 @@ impl<'t> Plan<'t> {
             scans.by_text.clear();
             scans.names = names_hash;
         }
-        let mut seen: HashMap<u64, std::sync::Arc<Scan>> = HashMap::with_capacity(found.len());
+        let mut seen: FxHashMap<u64, std::sync::Arc<Scan>> = FxHashMap::default();
         let scanned: Vec<(u64, std::sync::Arc<Scan>)> = found
             .iter()
             .map(|(node, range, _, _)| {
