@@ -772,8 +772,12 @@ pub fn check_incremental_unless(
         u.key ^= global;
         u.fix_key ^= global;
     }
-    let skip: Vec<usize> =
-        plan.units.iter().filter(|u| u.quiet || cache.reusable(u.key, u.fix_key).is_some()).map(|u| u.id).collect();
+    let skip: Vec<usize> = plan
+        .units
+        .iter()
+        .filter(|u| u.quiet || (u.gpu_import.is_none() && cache.reusable(u.key, u.fix_key).is_some()))
+        .map(|u| u.id)
+        .collect();
     let skip = sorted(skip);
     cache.last_reuse = (skip.len(), plan.units.len());
     let walked;
@@ -879,6 +883,10 @@ struct Unit<'t> {
     fix_key: u64,
     /// It mentions nothing a rule could start from: it has no findings.
     quiet: bool,
+    /// Its text hash, when it may import a GPU library: it is walked on
+    /// every analysis, so that the module's imports (which decide whether
+    /// the GPU rules apply) are all seen, as by a whole analysis.
+    gpu_import: Option<u64>,
 }
 
 /// How to analyse a document: its units, and what every unit depends on.
@@ -1014,6 +1022,10 @@ struct Scan {
     /// It mentions `range` or `import`, or a call the GPU rules know by its
     /// text alone (`synchronize`, `copy_to_host`).
     loops_or_imports: bool,
+    /// It may import a GPU library (it says `import` and a GPU library's
+    /// name). The GPU rules apply only where the module imports one,
+    /// anywhere, functions included; see `Unit::gpu_import`.
+    gpu_import: bool,
     /// Its parameters, when it defines no function, lambda or class inside
     /// (which would see its parameters' names differently): a use of such
     /// a name never sees a module-level binding of it.
@@ -1101,8 +1113,11 @@ impl<'t> Plan<'t> {
                         let mut mentioned: Vec<String> = Vec::new();
                         let mut definitions: Vec<String> = Vec::new();
                         let mut loops_or_imports = false;
+                        let (mut imports, mut gpu_name) = (false, false);
                         let mut nested = 0;
                         for_each_name(&text[range.clone()], |token| {
+                            imports |= token == "import";
+                            gpu_name |= GPU_MODULES.contains(&token);
                             // Loops, imports, and the GPU rules' calls recognised by their
                             // text alone (`cuda.synchronize()`, `.copy_to_host()`).
                             if matches!(token, "range" | "enumerate" | "import" | "synchronize" | "copy_to_host") {
@@ -1129,6 +1144,7 @@ impl<'t> Plan<'t> {
                             mentioned,
                             definitions,
                             loops_or_imports,
+                            gpu_import: imports && gpu_name,
                             own,
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
@@ -1216,12 +1232,20 @@ impl<'t> Plan<'t> {
                 };
                 let quiet = mentioned.is_empty() && !scan.loops_or_imports && !scan.works_through_self;
                 let calls = scan.calls.clone();
+                let gpu_import = scan.gpu_import.then_some(text_hash);
                 seen.insert(text_hash, scan);
-                Unit { id: node.id(), node, calls, quiet, key, fix_key, range }
+                Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import }
             })
-            .collect();
+            .collect::<Vec<Unit<'t>>>();
         scans.by_text = seen;
-        Plan { units, global: summary.global.clone(), outside }
+        let mut global = summary.global.clone();
+        // Whether the GPU rules apply depends on imports inside functions
+        // too: the texts of the functions that may hold one are part of
+        // every key (rare: a kernel module imports at the top).
+        for unit in units.iter().filter_map(|u| u.gpu_import) {
+            global.push(format!("function with an import {unit:x}"));
+        }
+        Plan { units, global, outside }
     }
 }
 

@@ -206,3 +206,43 @@ proptest! {
         }
     }
 }
+
+#[test]
+/// Found by the property test: the only GPU import sits inside a kernel
+/// (pasted there), and a function elsewhere copies to the host in a loop.
+/// Reusing the kernel's findings meant not walking it, so its import went
+/// unseen and the GPU rules were off for the function re-analysed.
+fn an_import_inside_a_reused_function_still_turns_the_gpu_rules_on() {
+    let base = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gpu_correct.py")).unwrap();
+    let edits: &[(f64, usize, &str)] = &[
+        (0.6213270893288061, 6, "# gpulens: ignore"),
+        (0.31416821032191017, 10, "for i in range(N):\n    out[i] = a[i] * 2\n"),
+        (0.5734073200791067, 9, "def f(a):\n    return np.fft.fft(a)\n"),
+        (0.08882976805492941, 8, ")"),
+        (0.44917424983775844, 0, "import cupy as cp\n"),
+        (0.6092105563338854, 0, ""),
+        (0.055142669825377424, 8, "np.sort(values)"),
+        (0.0, 0, ""),
+    ];
+    let settings = Settings::default();
+    let gpu = GpuProfile::none();
+    let mut doc = Document::new(&base);
+    let mut cache = Cache::default();
+    let text = doc.to_string();
+    assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu));
+    for (step, (at, len, piece)) in edits.iter().enumerate() {
+        let text = doc.to_string();
+        let index = LineIndex::new(&text);
+        let mut start = (text.len() as f64 * at) as usize;
+        while !text.is_char_boundary(start) { start -= 1; }
+        let mut end = (start + len).min(text.len());
+        while !text.is_char_boundary(end) { end -= 1; }
+        let enc = PositionEncoding::Utf8;
+        let range = Range::new(index.position(&text, start, enc), index.position(&text, end, enc));
+        doc.apply_changes(&[Change::replace(range, *piece)], enc);
+        let text = doc.to_string();
+        let fresh = check(&text, doc.tree(), &settings, &gpu);
+        let incremental = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
+        assert_eq!(incremental, fresh, "step {step}");
+    }
+}
