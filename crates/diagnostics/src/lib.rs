@@ -941,6 +941,13 @@ impl OutsideSummary {
         // aliases (`cp`, `cuda`) and must not take a name already in use.
         let mut global: Vec<String> =
             outside.imports_at(0).filter(|(_, t)| relevant(t)).map(|(name, t)| format!("{name}={t}")).collect();
+        // A GPU library imported in a class body turns the GPU rules on too.
+        global.extend(
+            outside
+                .scoped_imports()
+                .filter(|(_, _, t)| GPU_MODULES.contains(&t.split('.').next().unwrap_or(t)))
+                .map(|(name, _, t)| format!("{name}={t} in a class")),
+        );
         global.sort();
         let mut for_fixes: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
         for_fixes.extend(outside.module_level_names().map(|n| format!("{n}=")));

@@ -246,3 +246,28 @@ fn an_import_inside_a_reused_function_still_turns_the_gpu_rules_on() {
         assert_eq!(incremental, fresh, "step {step}");
     }
 }
+
+/// A GPU library imported in a class body turns the GPU rules on for every
+/// function of the module: changing that import must re-analyse a function
+/// whose findings depend on it, though its own text did not change.
+#[test]
+fn a_gpu_import_in_a_class_body_is_part_of_every_key() {
+    let text = "import numpy as np\n\nclass Kernels:\n    import cupy as cp\n\n\ndef run(d_out, batches):\n    for batch in batches:\n        host = d_out.copy_to_host()\n    return host\n";
+    let settings = Settings::default();
+    let gpu = GpuProfile::none();
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    let before = check_incremental(text, doc.tree(), &settings, &gpu, &mut cache);
+    assert_eq!(before, check(text, doc.tree(), &settings, &gpu));
+    assert!(before.iter().any(|f| f.code == "GPU002"), "{before:?}");
+    // `cupy` becomes `copy`: no GPU library left anywhere.
+    let at = text.find("cupy").unwrap();
+    let index = LineIndex::new(text);
+    let enc = PositionEncoding::Utf8;
+    let range = Range::new(index.position(text, at + 1, enc), index.position(text, at + 2, enc));
+    doc.apply_changes(&[Change::replace(range, "o")], enc);
+    let edited = doc.to_string();
+    let after = check_incremental(&edited, doc.tree(), &settings, &gpu, &mut cache);
+    assert_eq!(after, check(&edited, doc.tree(), &settings, &gpu));
+    assert!(after.iter().all(|f| f.code != "GPU002"), "{after:?}");
+}
