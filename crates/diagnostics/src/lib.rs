@@ -438,6 +438,12 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         .map(|d| {
             // Its code: the definition without its long strings.
             let code = code_of(text, &d.range, &outline.long_strings);
+            // Bytes tree-sitter's error recovery may skip to join names into
+            // a chain (`np;.fft.fft(x)` parses as a call of `np.fft.fft`):
+            // the byte reading would not see that chain, so parse it.
+            if code.iter().any(|part| strays(part.as_bytes())) {
+                return false;
+            }
             let mut local: FxHashMap<&str, Vec<String>> = FxHashMap::default();
             if code.iter().any(|part| part.contains("import")) {
                 for part in &code {
@@ -1254,6 +1260,20 @@ impl<'t> Plan<'t> {
         }
         Plan { units, global, outside }
     }
+}
+
+/// Whether `code` holds a byte that is no part of valid Python outside
+/// strings and comments (`;` is, but not before a `.`: error recovery reads
+/// past it): such code's tree is error recovery's guess, which no byte
+/// reading can follow.
+fn strays(code: &[u8]) -> bool {
+    code.iter().enumerate().any(|(i, &b)| match b {
+        b';' => code[i + 1..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'.'),
+        b'$' | b'?' | b'`' => true,
+        b'!' => code.get(i + 1) != Some(&b'='),
+        b'\t' | b'\n' | b'\r' | 0x0c => false,
+        _ => b < 0x20 || b == 0x7f,
+    })
 }
 
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
