@@ -1262,15 +1262,14 @@ impl<'t> Plan<'t> {
     }
 }
 
-/// Whether `code` holds a byte that is no part of valid Python outside
-/// strings and comments (`;` is, but not before a `.`: error recovery reads
-/// past it): such code's tree is error recovery's guess, which no byte
-/// reading can follow.
+/// Whether `code` holds a `;` right before a `.` (no valid Python: error
+/// recovery reads past the `;` and joins the names into one chain), or a
+/// control character: such code's tree is error recovery's guess, which no
+/// byte reading can follow. (Other stray bytes, `$` or `?`, are common in
+/// short strings, which this reading does not tell apart.)
 fn strays(code: &[u8]) -> bool {
     code.iter().enumerate().any(|(i, &b)| match b {
         b';' => code[i + 1..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'.'),
-        b'$' | b'?' | b'`' => true,
-        b'!' => code.get(i + 1) != Some(&b'='),
         b'\t' | b'\n' | b'\r' | 0x0c => false,
         _ => b < 0x20 || b == 0x7f,
     })
