@@ -22,7 +22,7 @@ use dashmap::DashMap;
 use gpulens_diagnostics::config::ToolConfig;
 use gpulens_diagnostics::{check_incremental, check_incremental_unless, shift_findings, Cache, Finding};
 use gpulens_gpu::GpuProfile;
-use gpulens_syntax::{Change, Document, PositionEncoding};
+use gpulens_syntax::{Change, Document, PositionEncoding, Recent};
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
@@ -78,6 +78,14 @@ struct OpenDoc {
     generation: u64,
 }
 
+impl OpenDoc {
+    /// Whether this is the document `counter` counts the edits of, and its
+    /// latest edit is edit `seq`.
+    fn at_edit(&self, seq: u64, counter: &Arc<AtomicU64>) -> bool {
+        Arc::ptr_eq(&self.edits, counter) && self.edits.load(Ordering::Acquire) == seq
+    }
+}
+
 /// What earlier analyses of a document found, under the current settings.
 #[derive(Default)]
 struct Memory {
@@ -87,41 +95,22 @@ struct Memory {
     /// The findings of the last few texts, by text hash: an edit undone (a
     /// character typed and deleted) costs no analysis, and needs no wait for
     /// an older analysis still running.
-    recent: Mutex<Vec<(u64, Arc<Vec<Finding>>)>>,
+    recent: Mutex<Recent<Arc<Vec<Finding>>>>,
 }
-
-/// How many recent texts' findings a document keeps.
-const RECENT: usize = 4;
 
 impl Memory {
     fn new(cache: Cache, hash: u64, findings: Arc<Vec<Finding>>) -> Memory {
-        Memory { cache: Mutex::new(cache), recent: Mutex::new(vec![(hash, findings)]) }
+        let mut recent = Recent::default();
+        recent.put(hash, findings);
+        Memory { cache: Mutex::new(cache), recent: Mutex::new(recent) }
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
         self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn recent(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Arc<Vec<Finding>>)>> {
+    fn recent(&self) -> std::sync::MutexGuard<'_, Recent<Arc<Vec<Finding>>>> {
         self.recent.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn recall(&self, hash: u64) -> Option<Arc<Vec<Finding>>> {
-        let mut recent = self.recent();
-        let at = recent.iter().position(|(h, _)| *h == hash)?;
-        // Most recently used last: the text typing returns to stays.
-        let found = recent.remove(at);
-        let findings = found.1.clone();
-        recent.push(found);
-        Some(findings)
-    }
-
-    fn remember(&self, hash: u64, findings: Arc<Vec<Finding>>) {
-        let mut recent = self.recent();
-        if recent.len() == RECENT {
-            recent.remove(0);
-        }
-        recent.push((hash, findings));
     }
 }
 
@@ -160,7 +149,7 @@ impl Job {
         }
         let parsed = started.elapsed();
         let hash = self.doc.text_hash();
-        if let Some(findings) = self.memory.recall(hash) {
+        if let Some(findings) = self.memory.recent().get(hash) {
             tracing::debug!("edit {}: parsed at {parsed:?}, the findings of an earlier version of the same text", self.seq);
             return Outcome::Done(self.doc, findings);
         }
@@ -191,7 +180,7 @@ impl Job {
                 // While the cache is held: new settings clear what is
                 // remembered under it, after this (see `reconfigure`).
                 if !superseded() {
-                    self.memory.remember(hash, findings.clone());
+                    self.memory.recent().put(hash, findings.clone());
                 }
                 drop(cache);
                 Outcome::Done(self.doc, findings)
@@ -320,10 +309,7 @@ impl Backend {
 
     /// Whether the document's latest edit is still edit `seq` of `counter`'s document.
     fn is_current(&self, uri: &Uri, seq: u64, counter: &Arc<AtomicU64>) -> bool {
-        self.state
-            .docs
-            .get(uri)
-            .is_some_and(|e| Arc::ptr_eq(&e.edits, counter) && e.edits.load(Ordering::Acquire) == seq)
+        self.state.docs.get(uri).is_some_and(|e| e.at_edit(seq, counter))
     }
 
     /// Whether the document's text is still that of `version` and its
@@ -341,7 +327,7 @@ impl Backend {
         }
         let current = {
             let Some(mut entry) = self.state.docs.get_mut(uri) else { return false };
-            if !(Arc::ptr_eq(&entry.edits, counter) && entry.edits.load(Ordering::Acquire) == seq) {
+            if !entry.at_edit(seq, counter) {
                 return false;
             }
             if let Outcome::Done(doc, findings) = outcome {
@@ -401,7 +387,7 @@ impl Backend {
                 memory.recent().clear(); // found under the old settings
                 let findings = self.analyse(&mut entry.doc, &mut cache);
                 drop(cache);
-                memory.remember(entry.doc.text_hash(), findings.clone());
+                memory.recent().put(entry.doc.text_hash(), findings.clone());
                 entry.exact = true;
                 // Same findings, same result id: a pull answers `unchanged`
                 // (the background NVML probe often changes nothing).

@@ -83,8 +83,8 @@ pub struct Document {
     /// While `tree` has syntax errors: the last tree without any, with
     /// every edit since recorded in it (see [`Document::reparse`]).
     clean: Option<Tree>,
-    /// The trees of the last few texts parsed, with their hash and length.
-    recent: Vec<(u64, usize, Tree)>,
+    /// The trees of the last few texts parsed, by text hash.
+    recent: Recent<Tree>,
     /// `text_hash` of the text `tree` was parsed from.
     hash: u64,
     /// Every edit since the last parse kept the tree's shape (see
@@ -100,8 +100,48 @@ const KEYWORDS: &[&str] = &[
     "pass", "raise", "return", "try", "while", "with", "yield", "match", "case", "type", "_", "print", "exec",
 ];
 
-/// How many recent trees a document keeps.
-const RECENT: usize = 4;
+/// The last few values kept by the [`Document::text_hash`] of the text they
+/// belong to (trees here, findings in the server), the most recently used
+/// last: the text typing keeps returning to (a character typed and deleted)
+/// stays.
+#[derive(Debug, Clone)]
+pub struct Recent<T> {
+    entries: Vec<(u64, T)>,
+}
+
+impl<T: Clone> Recent<T> {
+    /// How many values it keeps.
+    pub const CAPACITY: usize = 4;
+
+    /// The value for `hash`, which becomes the most recently used.
+    pub fn get(&mut self, hash: u64) -> Option<T> {
+        let at = self.entries.iter().position(|(h, _)| *h == hash)?;
+        let found = self.entries.remove(at);
+        let value = found.1.clone();
+        self.entries.push(found);
+        Some(value)
+    }
+
+    /// Keeps `value` for `hash` (replacing what was kept for it), dropping
+    /// the least recently used beyond the capacity.
+    pub fn put(&mut self, hash: u64, value: T) {
+        self.entries.retain(|(h, _)| *h != hash);
+        if self.entries.len() == Self::CAPACITY {
+            self.entries.remove(0);
+        }
+        self.entries.push((hash, value));
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+impl<T> Default for Recent<T> {
+    fn default() -> Self {
+        Recent { entries: Vec::new() }
+    }
+}
 
 /// A fast hash of the rope's bytes, the same however the rope is chunked
 /// (words of eight bytes, carried across chunks). Not for adversaries: it
@@ -153,8 +193,10 @@ impl Document {
         let lone_crs = count_lone_crs(&rope, 0, rope.len_bytes());
         let tree = parse(text);
         let hash = text_hash(&rope);
+        let mut recent = Recent::default();
+        recent.put(hash, tree.clone());
         Document {
-            recent: vec![(hash, rope.len_bytes(), tree.clone())],
+            recent,
             tree,
             hash,
             rope,
@@ -272,29 +314,18 @@ impl Document {
             return true;
         }
         let full = self.full_reparse || self.nuls > 0;
+        // (The hash covers the length too.)
         let hash = text_hash(&self.rope);
-        let len = self.rope.len_bytes();
         // The same text as a version parsed lately (an edit undone): its tree.
-        if let Some(at) = self.recent.iter().position(|(h, l, _)| *h == hash && *l == len) {
-            // Most recently used last: the text typing returns to stays.
-            let found = self.recent.remove(at);
-            self.tree = found.2.clone();
-            self.recent.push(found);
-            if !self.tree.root_node().has_error() {
-                self.clean = None;
-            }
-            self.hash = hash;
-            self.stale = false;
-            self.full_reparse = false;
+        if let Some(tree) = self.recent.get(hash) {
+            self.parsed(hash, tree, full);
             return true;
         }
         if self.shape_kept && !full {
             // Every edit stayed inside one token and kept it that token: the
             // edited tree is the tree a parse would give (its token grew or
             // shrank and what follows moved), so no parse is needed.
-            self.recent_push(hash, len, self.tree.clone());
-            self.hash = hash;
-            self.stale = false;
+            self.parsed(hash, self.tree.clone(), full);
             return true;
         }
         let old = (!full).then(|| self.clean.as_ref().unwrap_or(&self.tree));
@@ -319,8 +350,16 @@ impl Document {
             tree
         });
         let Some(tree) = tree else { return false };
+        self.parsed(hash, tree, full);
+        true
+    }
+
+    /// Takes `tree` as the tree of the current text, whose hash is `hash`
+    /// (`full`: the edits since the last one replaced the whole text).
+    fn parsed(&mut self, hash: u64, tree: Tree, full: bool) {
         if tree.root_node().has_error() {
-            // Keep the last clean tree (if the one replaced was clean, it).
+            // Keep the last clean tree (if the one replaced was clean, it,
+            // with the edits recorded in it).
             if self.clean.is_none() && !full && !self.tree.root_node().has_error() {
                 self.clean = Some(self.tree.clone());
             }
@@ -330,20 +369,12 @@ impl Document {
         if full {
             self.clean = None;
         }
-        self.recent_push(hash, len, tree.clone());
+        self.recent.put(hash, tree.clone());
         self.tree = tree;
         self.hash = hash;
         self.stale = false;
         self.full_reparse = false;
         self.shape_kept = true;
-        true
-    }
-
-    fn recent_push(&mut self, hash: u64, len: usize, tree: Tree) {
-        if self.recent.len() == RECENT {
-            self.recent.remove(0);
-        }
-        self.recent.push((hash, len, tree));
     }
 
     /// Whether replacing `start..end` with `text` keeps the tree's shape: it
@@ -610,10 +641,10 @@ mod tests {
         doc.apply_changes(&[change(2, 16, 2, 17, "")], Utf8);
         assert_eq!(doc.text_hash(), before);
         // Typing and deleting again and again keeps finding it.
-        for _ in 0..2 * RECENT {
+        for _ in 0..2 * Recent::<Tree>::CAPACITY {
             doc.apply_changes(&[change(2, 16, 2, 16, "y")], Utf8);
             doc.apply_changes(&[change(2, 16, 2, 17, "")], Utf8);
-            assert_eq!(doc.recent.last().map(|r| r.0), Some(before));
+            assert_eq!(doc.recent.entries.last().map(|r| r.0), Some(before));
         }
         assert_eq!(doc.tree().root_node().to_sexp(), parse(text).root_node().to_sexp());
         // The tree found again is edited like any other.

@@ -15,7 +15,7 @@ mod position;
 pub mod queries;
 
 pub use decode::{decode, DecodeError};
-pub use document::{parse, ByteEdit, Change, Document};
+pub use document::{parse, ByteEdit, Change, Document, Recent};
 pub use grammar::{grammar, Grammar};
 pub use position::{LineIndex, Position, PositionEncoding, Range};
 pub use tree_sitter::{Node, Tree, TreeCursor};
