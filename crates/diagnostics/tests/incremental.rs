@@ -19,6 +19,24 @@ const PIECES: &[&str] = &[
     "import numpy as np\n", "中", "😀",
 ];
 
+/// Replaces `len` bytes at fraction `at` of the document's text (moved back
+/// to character boundaries) with `piece`, as an editor's change.
+fn replace_at(doc: &mut Document, at: f64, len: usize, piece: &str) {
+    let text = doc.to_string();
+    let index = LineIndex::new(&text);
+    let mut start = (text.len() as f64 * at) as usize;
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + len).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let enc = PositionEncoding::Utf8;
+    let range = Range::new(index.position(&text, start, enc), index.position(&text, end, enc));
+    doc.apply_changes(&[Change::replace(range, piece)], enc);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -36,15 +54,7 @@ proptest! {
         let text = doc.to_string();
         prop_assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu));
         for (at, len, piece) in edits {
-            let text = doc.to_string();
-            let index = LineIndex::new(&text);
-            let mut start = (text.len() as f64 * at) as usize;
-            while !text.is_char_boundary(start) { start -= 1; }
-            let mut end = (start + len).min(text.len());
-            while !text.is_char_boundary(end) { end -= 1; }
-            let enc = PositionEncoding::Utf8;
-            let range = Range::new(index.position(&text, start, enc), index.position(&text, end, enc));
-            doc.apply_changes(&[Change::replace(range, piece)], enc);
+            replace_at(&mut doc, at, len, piece);
             let text = doc.to_string();
             let fresh = check(&text, doc.tree(), &settings, &gpu);
             let incremental = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
@@ -231,15 +241,7 @@ fn an_import_inside_a_reused_function_still_turns_the_gpu_rules_on() {
     let text = doc.to_string();
     assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu));
     for (step, (at, len, piece)) in edits.iter().enumerate() {
-        let text = doc.to_string();
-        let index = LineIndex::new(&text);
-        let mut start = (text.len() as f64 * at) as usize;
-        while !text.is_char_boundary(start) { start -= 1; }
-        let mut end = (start + len).min(text.len());
-        while !text.is_char_boundary(end) { end -= 1; }
-        let enc = PositionEncoding::Utf8;
-        let range = Range::new(index.position(&text, start, enc), index.position(&text, end, enc));
-        doc.apply_changes(&[Change::replace(range, *piece)], enc);
+        replace_at(&mut doc, *at, *len, piece);
         let text = doc.to_string();
         let fresh = check(&text, doc.tree(), &settings, &gpu);
         let incremental = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
