@@ -438,12 +438,6 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         .map(|d| {
             // Its code: the definition without its long strings.
             let code = code_of(text, &d.range, &outline.long_strings);
-            // Bytes tree-sitter's error recovery may skip to join names into
-            // a chain (`np;.fft.fft(x)` parses as a call of `np.fft.fft`):
-            // the byte reading would not see that chain, so parse it.
-            if code.iter().any(|part| strays(part.as_bytes())) {
-                return false;
-            }
             let mut local: FxHashMap<&str, Vec<String>> = FxHashMap::default();
             if code.iter().any(|part| part.contains("import")) {
                 for part in &code {
@@ -643,24 +637,39 @@ fn writes_or_accumulates(code: &[u8]) -> bool {
     })
 }
 
-/// The attribute names after a name (`.fft.rfft` → `["fft", "rfft"]`),
-/// spaces around the dots allowed; it stops at anything else.
+/// The attribute names after a name (`.fft.rfft` → `["fft", "rfft"]`); it
+/// stops at anything but a dot and a name. Between them it reads past what
+/// a chain may hold in valid Python (spaces, line breaks and comments inside
+/// brackets, a backslash before a line break) and the bytes tree-sitter's
+/// error recovery skips to join names into one chain (`np;.fft.fft(x)` and
+/// `np.fft!.fft(x)` both parse as a call of `np.fft.fft`): bytes no Python
+/// token starts with, a `;` (no statement starts with `.`), control
+/// characters. Reading past too much may see a chain that isn't there,
+/// which costs a parse, never a finding.
 fn dotted_chain(bytes: &[u8]) -> Vec<&str> {
+    let skip = |mut j: usize| {
+        while let Some(&b) = bytes.get(j) {
+            match b {
+                b'#' => {
+                    while j < bytes.len() && bytes[j] != b'\n' {
+                        j += 1;
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' | b'\\' | b';' | b'!' | b'$' | b'?' | b'`' | 0x7f => j += 1,
+                _ if b < 0x20 => j += 1,
+                _ => return j,
+            }
+        }
+        j
+    };
     let mut parts = Vec::new();
     let mut i = 0;
-    let space = |b: u8| b == b' ' || b == b'\t';
     loop {
-        let mut j = i;
-        while j < bytes.len() && space(bytes[j]) {
-            j += 1;
-        }
+        let mut j = skip(i);
         if bytes.get(j) != Some(&b'.') {
             return parts;
         }
-        j += 1;
-        while j < bytes.len() && space(bytes[j]) {
-            j += 1;
-        }
+        j = skip(j + 1);
         let start = j;
         while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] >= 0x80) {
             j += 1;
@@ -1260,19 +1269,6 @@ impl<'t> Plan<'t> {
         }
         Plan { units, global, outside }
     }
-}
-
-/// Whether `code` holds a `;` right before a `.` (no valid Python: error
-/// recovery reads past the `;` and joins the names into one chain), or a
-/// control character: such code's tree is error recovery's guess, which no
-/// byte reading can follow. (Other stray bytes, `$` or `?`, are common in
-/// short strings, which this reading does not tell apart.)
-fn strays(code: &[u8]) -> bool {
-    code.iter().enumerate().any(|(i, &b)| match b {
-        b';' => code[i + 1..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'.'),
-        b'\t' | b'\n' | b'\r' | 0x0c => false,
-        _ => b < 0x20 || b == 0x7f,
-    })
 }
 
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.

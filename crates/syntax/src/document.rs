@@ -240,9 +240,14 @@ impl Document {
         start + column_to_byte(content.chars(), position.character, encoding)
     }
 
-    /// Position of byte `offset` (clamped, rounded down to a character boundary).
+    /// Position of byte `offset` (clamped, rounded down to a character
+    /// boundary; an offset between the `\r` and the `\n` of a line end, which
+    /// no position names, is the end of that line).
     pub fn position(&self, offset: usize, encoding: PositionEncoding) -> Position {
-        let offset = offset.min(self.rope.len_bytes());
+        let mut offset = offset.min(self.rope.len_bytes());
+        if offset > 0 && offset < self.rope.len_bytes() && self.rope.byte(offset) == b'\n' && self.rope.byte(offset - 1) == b'\r' {
+            offset -= 1;
+        }
         // Round down to a char boundary.
         let char_idx = self.rope.byte_to_char(offset);
         let line = self.rope.char_to_line(char_idx);
@@ -577,6 +582,9 @@ mod tests {
         let c = doc.to_string().find('c').unwrap();
         assert_eq!(doc.position(c, Utf8), Position::new(2, 0));
         assert_eq!(doc.offset(Position::new(1, 2), Utf16), c - 1);
+        // Between the "\r" and the "\n": the end of the first line.
+        assert_eq!(doc.position(2, Utf8), Position::new(0, 1));
+        assert_eq!(doc.position(1, Utf8), Position::new(0, 1));
     }
 
     #[test]
