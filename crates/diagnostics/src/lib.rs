@@ -234,6 +234,9 @@ pub fn parses_in_part(text: &str) -> bool {
 /// outline can't be trusted (or saves nothing).
 fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
     let outline = gpulens_syntax::outline::outline(text)?;
+    if has_stray_characters(text) {
+        return None;
+    }
     // The GPU rules apply in tests too, and read kernels anywhere.
     let gpu_code = names_gpu_library(text);
     let mut skipped: Vec<bool> =
@@ -499,11 +502,15 @@ fn code_of<'a>(text: &'a str, range: &Range<usize>, long_strings: &[Range<usize>
 fn bound_names<'a>(parts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
     let (mut assigned, mut unread) = (Vec::new(), Vec::new());
     for part in parts {
-        let bytes = part.as_bytes();
+        // Strings and comments bind nothing: read the code without them.
+        // (Where that reading is unsure, every name counts as assigned.)
+        let code = without_strings(part);
+        let (bytes, sure) = match &code {
+            Some(code) => (code.as_bytes(), true),
+            None => (part.as_bytes(), false),
+        };
         // Where each assignment's `=` is: outside brackets, not part of a
-        // comparison; `:=` anywhere. With a string or a comment in the way,
-        // brackets can't be told: every name counts as assigned.
-        let lexical = bytes.iter().any(|b| matches!(b, b'\'' | b'"' | b'#'));
+        // comparison; `:=` anywhere.
         let mut equals = Vec::new();
         let mut depth = 0i32;
         for (i, &b) in bytes.iter().enumerate() {
@@ -522,19 +529,27 @@ fn bound_names<'a>(parts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
                 _ => {}
             }
         }
-        if lexical {
+        if !sure {
             equals.push(bytes.len());
         }
         let mut previous: Option<&str> = None;
         let mut in_for = false;
-        for_each_name(part, |token| {
-            let at = token.as_ptr() as usize - part.as_ptr() as usize;
-            if equals.iter().any(|&e| e > at) {
+        // The tokens of the code without strings, as slices of `part`.
+        let read = match &code {
+            Some(code) => code.as_str(),
+            None => part,
+        };
+        for_each_name(read, |token| {
+            let at = token.as_ptr() as usize - read.as_ptr() as usize;
+            let token = &part[at..at + token.len()];
+            let keyword = HARD_KEYWORDS.contains(&token);
+            if !keyword && equals.iter().any(|&e| e > at) {
                 assigned.push(token);
             }
             match token {
                 "for" => in_for = true,
                 "in" => in_for = false,
+                _ if keyword => {}
                 _ if in_for || previous == Some("as") => unread.push(token),
                 _ => {}
             }
@@ -542,6 +557,93 @@ fn bound_names<'a>(parts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
         });
     }
     (assigned, unread)
+}
+
+/// Python's keywords, which no statement binds (soft keywords such as
+/// `match` or `type` are names too).
+const HARD_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+    "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
+/// `code` with the insides of its strings and its comments blanked (the
+/// same length, every other byte where it was), or `None` where a string
+/// doesn't end in it or is an f-string holding `:=`, which can bind a name.
+fn without_strings(code: &str) -> Option<String> {
+    let mut out = code.as_bytes().to_vec();
+    let complete = strings_and_comments(code.as_bytes(), |range| out[range].iter_mut().for_each(|b| *b = b' '));
+    complete.then(|| String::from_utf8(out).ok()).flatten()
+}
+
+/// Calls `f` with the byte range of every string (its prefix and quotes
+/// included) and comment of `code`, in order; `false` where it can't tell
+/// them (a string doesn't end, an f-string holds `:=`).
+fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|b| matches!(b, b'\'' | b'"' | b'#')) {
+        i += at;
+        if bytes[i] == b'#' {
+            let end = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |e| i + e);
+            f(i..end);
+            i = end;
+            continue;
+        }
+        let quote = bytes[i];
+        // Its prefix (`f`, `rb`...) is the name-like run before it.
+        let mut p = i;
+        while p > 0 && bytes[p - 1].is_ascii_alphabetic() {
+            p -= 1;
+        }
+        let formatted = bytes[p..i].iter().any(|b| matches!(b, b'f' | b'F' | b't' | b'T'));
+        let triple = bytes.len() >= i + 3 && bytes[i + 1] == quote && bytes[i + 2] == quote;
+        let open = if triple { 3 } else { 1 };
+        let mut j = i + open;
+        let end = loop {
+            if j >= bytes.len() || (!triple && bytes[j] == b'\n') {
+                return false;
+            }
+            // (A backslash keeps the quote after it in raw strings too.)
+            if bytes[j] == b'\\' {
+                j += 2;
+                continue;
+            }
+            if bytes[j] == quote && (!triple || bytes[j..].starts_with(&[quote, quote, quote])) {
+                break j + open;
+            }
+            j += 1;
+        };
+        if formatted && bytes[i..end].windows(2).any(|w| w == b":=") {
+            return false;
+        }
+        f(p..end);
+        i = end;
+    }
+    true
+}
+
+/// Whether `text` holds, outside its strings and comments, a character no
+/// valid Python has there: error recovery reads past it, perhaps into what
+/// the outline left out, so only a whole parse gives what a whole parse
+/// gives. (A text whose strings can't be told counts as holding one.)
+fn has_stray_characters(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let stray = |code: &str| {
+        let b = code.as_bytes();
+        b.iter().enumerate().any(|(i, &c)| match c {
+            b'$' | b'?' | b'`' => true,
+            b'!' => b.get(i + 1) != Some(&b'='),
+            b'\t' | b'\n' | b'\r' | 0x0c => false,
+            _ => c < 0x20 || c == 0x7f,
+        }) || (!code.is_ascii() && code.chars().any(|c| !c.is_ascii() && !c.is_alphanumeric()))
+    };
+    let mut at = 0;
+    let mut found = false;
+    let complete = strings_and_comments(bytes, |range| {
+        found = found || stray(&text[at..range.start]);
+        at = range.end;
+    });
+    !complete || found || stray(&text[at..])
 }
 
 /// Reads the import statements of `code` (`import a.b as c`, `from a
@@ -1407,3 +1509,45 @@ pub(crate) fn logical_line(text: &str, offset: usize) -> Range<usize> {
 }
 
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_and_comments_are_blanked_in_place() {
+        let code = "x = f'{a}' + r\"\\\"b\" # c = d\ny = '''e\nf'''";
+        let blank = without_strings(code).unwrap();
+        assert_eq!(blank.len(), code.len());
+        assert_eq!(blank.split_whitespace().collect::<Vec<_>>(), ["x", "=", "+", "y", "="]);
+        // Unsure: a string that doesn't end, an f-string that binds.
+        assert_eq!(without_strings("x = 'a"), None);
+        assert_eq!(without_strings("x = f'{(y := 2)}'"), None);
+    }
+
+    #[test]
+    fn stray_characters_outside_strings_only() {
+        for clean in ["x = '$?`!' # $?! ¿\n", "if a != b: pass\n", "π = 3.14159\n", "s = \"\"\"\n? ¡\n\"\"\"\n"] {
+            assert!(!has_stray_characters(clean), "{clean:?}");
+        }
+        for stray in ["x = np.fft!.fft(a)\n", "x = a ? b\n", "x = $a\n", "x = a\u{1}\n", "x = a \u{fffd} b\n", "x = 'open\n"] {
+            assert!(has_stray_characters(stray), "{stray:?}");
+        }
+    }
+
+    #[test]
+    fn statements_bind_names_not_words() {
+        let (assigned, unread) = bound_names(&["table = load('the table of values', kind='a b')  # for the record"]);
+        assert_eq!(assigned, ["table"]);
+        assert!(unread.is_empty());
+        let (assigned, unread) = bound_names(&["for name, value in items: print(f'{name} is {value}')"]);
+        assert!(assigned.is_empty());
+        assert_eq!(unread, ["name", "value"]);
+        // Soft keywords are names; keywords are not.
+        let (assigned, _) = bound_names(&["match = type = None"]);
+        assert_eq!(assigned, ["match", "type"]);
+        // Unsure reading: every name counts.
+        let (assigned, _) = bound_names(&["x = f'{(y := 2)}' if a else b"]);
+        assert!(assigned.contains(&"y") && assigned.contains(&"a"), "{assigned:?}");
+    }
+}
