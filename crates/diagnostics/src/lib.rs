@@ -395,6 +395,39 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                 })
         })
     };
+    // How `token` (in a function's `code`) starts a rule: `Some(true)` when
+    // it names a live name or spells an entry some rule reports on,
+    // `Some(false)` when every entry it spells only makes a value (an array,
+    // a table, a graph: see [`makes_value_only`]), `None` when neither.
+    let start_in_function = |code: &str, token: &str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashSet<&str>| {
+        if live.contains(token) {
+            return Some(true);
+        }
+        let end = token.as_ptr() as usize - code.as_ptr() as usize + token.len();
+        let mut chain: Option<Vec<&str>> = None;
+        let mut found = None;
+        for targets in [imported.get(token), local.get(token)].into_iter().flatten() {
+            let chain = chain.get_or_insert_with(|| dotted_chain(&code.as_bytes()[end..]));
+            for target in targets {
+                let mut name = target.clone();
+                let spelled = |name: &str| match knowledge.api(name) {
+                    Some(api) if !makes_value_only(api) => Some(true),
+                    Some(_) => Some(false),
+                    None => None,
+                };
+                found = found.max(spelled(&name));
+                for part in chain.iter() {
+                    name.push('.');
+                    name.push_str(part);
+                    found = found.max(spelled(&name));
+                }
+                if found == Some(true) {
+                    return found;
+                }
+            }
+        }
+        found
+    };
     // Whether `token` (in `code`) names a live name, or starts a dotted name
     // from an import (of the module, or in `local`) that spells a
     // knowledge-base entry.
@@ -455,20 +488,31 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                 }
             }
             let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
+            // Values made (`np.zeros`, `pd.DataFrame`, `nx.Graph`) matter
+            // where a rule reads them: in a loop, a method some rule reports
+            // on, model or index work.
+            let (mut makes_values, mut reads_values) = (false, false);
             for part in &code {
                 for_each_name(part, |token| match token {
                     _ if starts => {}
                     "range" | "enumerate" => ranges = true,
                     "self" => self_attributes = true,
                     "synchronize" | "copy_to_host" => starts = true,
+                    "for" | "while" => reads_values = true,
                     _ => {
-                        model_work |= rules::MODEL_WORK.contains(&token);
-                        starts = starts_from(part, token, &live, &local);
+                        let work = rules::MODEL_WORK.contains(&token);
+                        model_work |= work;
+                        reads_values |= work || (is_method(part, token) && value_methods().contains(token));
+                        match start_in_function(part, token, &local, &live) {
+                            Some(true) => starts = true,
+                            Some(false) => makes_values = true,
+                            None => {}
+                        }
                     }
                 });
             }
             let loop_writes = arrays && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
-            !(starts || loop_writes || (model_work && self_attributes))
+            !(starts || (makes_values && reads_values) || loop_writes || (model_work && self_attributes))
         })
         .collect();
     // Hotness reads the functions that call a function with findings in a loop.
@@ -480,6 +524,31 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         }
     }
     Some(irrelevant)
+}
+
+/// Whether the rules read only the value a call of `api` makes (an array's,
+/// a table's or a graph's size, in the work done with it elsewhere in the
+/// function), never the call itself.
+fn makes_value_only(api: &gpulens_knowledge::ApiMapping) -> bool {
+    use gpulens_knowledge::ApiKind;
+    matches!((api.library.as_str(), api.kind), ("cupy" | "cudf", ApiKind::Create) | ("cugraph", ApiKind::Graph))
+}
+
+/// The method names a rule reports on when called on a value (a table's
+/// `.groupby`, `.apply`, `.iterrows`): the last part of every method entry.
+fn value_methods() -> &'static FxHashSet<&'static str> {
+    static METHODS: std::sync::OnceLock<FxHashSet<&'static str>> = std::sync::OnceLock::new();
+    METHODS.get_or_init(|| {
+        use gpulens_knowledge::ApiKind;
+        let apis = Knowledge::get().apis.iter().filter(|api| matches!(api.kind, ApiKind::Method | ApiKind::RowLoop));
+        apis.filter_map(|api| api.cpu.rsplit('.').next()).collect()
+    })
+}
+
+/// Whether `token` (in `code`) follows a dot: an attribute or a method.
+fn is_method(code: &str, token: &str) -> bool {
+    let start = token.as_ptr() as usize - code.as_ptr() as usize;
+    code.as_bytes()[..start].iter().rev().find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\\')) == Some(&b'.')
 }
 
 /// The text of `range` without the long strings in it, in pieces.

@@ -136,6 +136,10 @@ fn functions_kept_for_every_reason_a_rule_starts() {
         format!("import numpy as np\n{quiet}def f(x):\n    return (np\n        .fft\n        .rfft(x))\n"),
         format!("import numpy as np\n{quiet}def f(x):\n    return np \\\n        .fft.rfft(x)\n"),
         format!("import numpy as np\n{quiet}def f(x):\n    return np.fft. \\\n        rfft(x)\n"),
+        // Values made in a function, read there by what a rule reports on:
+        // a method of a table, a loop.
+        format!("import pandas as pd\n{quiet}def f(rows):\n    frame = pd.DataFrame(rows)\n    return frame.groupby('k').mean()\n"),
+        format!("import pandas as pd\n{quiet}def f(rows):\n    frame = pd.DataFrame(rows)\n    for _, row in frame.iterrows():\n        print(row)\n"),
         // A kernel's name is taken by a function the parse leaves out.
         format!("import numpy as np\n{quiet}def scale_kernel():\n    return 'taken'\n\ndef scale(a):\n    out = np.empty(1_000_000)\n    for i in range(1_000_000):\n        out[i] = a[i] * 2.0\n    return out\n"),
     ];
@@ -150,7 +154,7 @@ fn functions_kept_for_every_reason_a_rule_starts() {
     // The hot caller's message is kept, and the kernel got another name.
     let messages = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\n");
     assert!(messages(&cases[9]).contains("inside a loop in `caller`"), "{}", messages(&cases[9]));
-    let fixes = check_text(&cases[13], &settings, &gpu);
+    let fixes = check_text(&cases[15], &settings, &gpu);
     let edits: String = fixes.iter().flat_map(|f| f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.text.clone()))).collect();
     assert!(edits.contains("scale_kernel2"), "{edits}");
 }
