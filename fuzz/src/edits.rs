@@ -171,12 +171,39 @@ fn verify(doc: &Document, model: &str, cache: &mut Cache, s: &Scenario, step: us
     assert_eq!(incremental, full, "incremental findings after notification {step}\ntext: {text:?}");
     let reference = check_reference(&text, same_tree, &s.settings, &s.gpu);
     assert_eq!(full, reference, "check's shortcuts changed the findings after notification {step}\ntext: {text:?}");
-    let parsed_in_part = check_text(&text, &s.settings, &s.gpu);
-    let whole = check(&text, &fresh, &s.settings, &s.gpu);
+    // Parsing only what matters gives the findings of a whole parse, except
+    // inside a definition that does not parse: what error recovery makes of
+    // it depends on what else it reads (`np.return fft.fft(x)` parses as a
+    // call of `np.fft.fft`), and no byte reading can follow every guess.
+    let broken = broken_definitions(&fresh);
+    let outside = |findings: Vec<Finding>| -> Vec<Finding> {
+        findings.into_iter().filter(|f| !broken.iter().any(|r| r.start <= f.range.start && f.range.start < r.end)).collect()
+    };
+    let parsed_in_part = outside(check_text(&text, &s.settings, &s.gpu));
+    let whole = outside(check(&text, &fresh, &s.settings, &s.gpu));
     assert_eq!(parsed_in_part, whole, "parsing only what matters changed the findings after notification {step}\ntext: {text:?}");
     for finding in &incremental {
         round_trip(doc, finding, &text);
     }
+}
+
+/// The byte ranges of the outermost function and class definitions of
+/// `tree` that hold a syntax error.
+fn broken_definitions(tree: &Tree) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if !node.has_error() {
+            continue;
+        }
+        if matches!(node.kind(), "function_definition" | "class_definition" | "decorated_definition") {
+            out.push(node.byte_range());
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    out
 }
 
 /// Every node: kind, bytes, rows and columns, whether it was made up by error recovery.
