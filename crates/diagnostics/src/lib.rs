@@ -489,8 +489,10 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             }
             let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
             // Values made (`np.zeros`, `pd.DataFrame`, `nx.Graph`) matter
-            // where a rule reads them: in a loop, a method some rule reports
-            // on, model or index work.
+            // where a rule reads them: a method some rule reports on, names
+            // the model and geometry rules recognise in a function that
+            // works with arrays. (The loop rules need an index loop that
+            // writes or accumulates, which keeps a function on its own below.)
             let (mut makes_values, mut reads_values) = (false, false);
             for part in &code {
                 for_each_name(part, |token| match token {
@@ -498,11 +500,9 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                     "range" | "enumerate" => ranges = true,
                     "self" => self_attributes = true,
                     "synchronize" | "copy_to_host" => starts = true,
-                    "for" | "while" => reads_values = true,
                     _ => {
-                        let work = rules::MODEL_WORK.contains(&token);
-                        model_work |= work;
-                        reads_values |= work || (is_method(part, token) && value_methods().contains(token));
+                        model_work |= rules::MODEL_WORK.contains(&token);
+                        reads_values |= rules::names_work_on_arrays(token) || (is_method(part, token) && value_methods().contains(token));
                         match start_in_function(part, token, &local, &live) {
                             Some(true) => starts = true,
                             Some(false) => makes_values = true,
@@ -511,7 +511,8 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                     }
                 });
             }
-            let loop_writes = arrays && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
+            let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
+            let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
             !(starts || (makes_values && reads_values) || loop_writes || (model_work && self_attributes))
         })
         .collect();

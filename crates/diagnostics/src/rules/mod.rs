@@ -13,7 +13,7 @@ pub(crate) mod loops;
 mod models;
 
 pub(crate) use context::PLOTTING;
-pub(crate) use models::WORK as MODEL_WORK;
+pub(crate) use models::{names_work_on_arrays, WORK as MODEL_WORK};
 
 use std::collections::HashMap;
 

@@ -141,6 +141,19 @@ fn array_work(cx: &Context<'_, '_>, function: gpulens_syntax::Node<'_>) -> bool 
     })
 }
 
+/// Whether `token`, in a function that does array work (see [`array_work`]),
+/// may start one of the rules here that recognise an API by its names alone:
+/// model or index work, a ray query, the parameters of a ray cast or a mesh
+/// query. (The pre-scan keeps such a function even when its only library
+/// calls make arrays.)
+pub(crate) fn names_work_on_arrays(token: &str) -> bool {
+    if WORK.contains(&token) || RAY_QUERIES.contains(&token) {
+        return true;
+    }
+    let lower = token.to_ascii_lowercase();
+    lower == "mesh" || (lower.contains("ray") && (lower.contains("origin") || lower.contains("direction")))
+}
+
 /// Ray casts against a triangle mesh through trimesh's ray API.
 const RAY_QUERIES: &[&str] = &["intersects_location", "intersects_id", "intersects_first", "intersects_any", "contains_points"];
 
