@@ -15,8 +15,9 @@ use crate::{Finding, Module, Severity};
 /// is called, and raises it from a hint to information. `callers` are the
 /// functions of the module and of class bodies with the names each calls
 /// (listed only for those with a loop); `outside` is the module without
-/// them, whose calls in loops are the script's own.
-pub(crate) fn annotate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], outside: &Module<'_>, findings: &mut [Finding]) {
+/// them, whose calls in loops are the script's own (and it answers parent
+/// lookups: see [`Module::parent`]).
+pub(crate) fn annotate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[String])], outside: &Module<'t>, findings: &mut [Finding]) {
     if findings.is_empty() {
         return;
     }
@@ -24,7 +25,7 @@ pub(crate) fn annotate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])
     // The names of the functions holding findings, then the callers that call them.
     let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for f in findings.iter().filter(|f| !f.code.starts_with("GPU")) {
-        let function = root.descendant_for_byte_range(f.range.start, f.range.end).and_then(outermost_function);
+        let function = root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| outermost_function(outside, n));
         if let Some(name) = function.and_then(|f| f.child_by_field_name("name")) {
             wanted.insert(&text[name.byte_range()]);
         }
@@ -39,15 +40,16 @@ pub(crate) fn annotate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])
     let mut top_level: HashMap<&str, usize> = HashMap::new();
     for site in outside.calls.iter().filter(|s| s.loop_depth > 0) {
         let Some(callee) = site.node.child_by_field_name("function").filter(|c| c.kind() == "identifier") else { continue };
-        if outermost_function(site.node).is_none() {
+        if outermost_function(outside, site.node).is_none() {
             top_level.entry(&text[callee.byte_range()]).or_insert(site.node.start_position().row + 1);
         }
     }
     let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::new();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
         let Some(node) = root.descendant_for_byte_range(f.range.start, f.range.end) else { continue };
-        let Some(function) = outermost_function(node) else { continue };
-        let caller = known.entry(function.id()).or_insert_with(|| called_in_loop(text, &by_name, &top_level, function)).clone();
+        let Some(function) = outermost_function(outside, node) else { continue };
+        let caller =
+            known.entry(function.id()).or_insert_with(|| called_in_loop(text, outside, &by_name, &top_level, function)).clone();
         if let Some((caller, line)) = caller {
             let name = function.child_by_field_name("name").map_or("", |n| &text[n.byte_range()]);
             f.message.push_str(&format!(
@@ -62,30 +64,23 @@ pub(crate) fn annotate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])
 }
 
 /// The function (in the module or a class body) that holds `node`, past any nested ones.
-fn outermost_function(node: Node<'_>) -> Option<Node<'_>> {
-    let mut found = None;
-    let mut current = node.parent();
-    while let Some(n) = current {
-        if n.kind() == "function_definition" {
-            found = Some(n);
-        }
-        current = n.parent();
-    }
-    found
+fn outermost_function<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Node<'t>> {
+    module.ancestors(node).filter(|n| n.kind() == "function_definition").last()
 }
 
 /// Where `function` is first called inside a loop by other code (by name,
 /// or as `self.name(...)` for a method): which function (quoted) or the
 /// module level, and the line. Tests don't count: their loops are not the
 /// program's.
-fn called_in_loop(
+fn called_in_loop<'t>(
     text: &str,
-    by_name: &HashMap<&str, Vec<Node<'_>>>,
+    module: &Module<'t>,
+    by_name: &HashMap<&str, Vec<Node<'t>>>,
     top_level: &HashMap<&str, usize>,
-    function: Node<'_>,
+    function: Node<'t>,
 ) -> Option<(String, usize)> {
     let name = &text[function.child_by_field_name("name")?.byte_range()];
-    let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
+    let method = module.parent(function).and_then(|b| module.parent(b)).is_some_and(|c| c.kind() == "class_definition");
     for unit in by_name.get(name).into_iter().flatten() {
         if unit.id() == function.id() || unit_name(text, *unit).starts_with("test") {
             continue;
@@ -94,7 +89,7 @@ fn called_in_loop(
             if !calls_by_name(text, call, name, method) {
                 continue;
             }
-            if let Some(caller) = loop_caller(call, function) {
+            if let Some(caller) = loop_caller(module, call, function) {
                 let caller_name = caller.child_by_field_name("name").map_or("", |n| &text[n.byte_range()]);
                 return Some((format!("in `{caller_name}`"), call.start_position().row + 1));
             }
@@ -127,11 +122,10 @@ fn calls_by_name(text: &str, call: Node<'_>, name: &str, method: bool) -> bool {
 
 /// The function holding `call`, if the call sits in a loop body (or a
 /// comprehension) inside it, and it is not `callee` itself.
-fn loop_caller<'t>(call: Node<'t>, callee: Node<'_>) -> Option<Node<'t>> {
+fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Option<Node<'t>> {
     let mut in_loop = false;
     let mut child = call;
-    let mut current = call.parent();
-    while let Some(n) = current {
+    for n in module.ancestors(call) {
         match n.kind() {
             "for_statement" | "while_statement" => {
                 // The body repeats; a `for`'s iterable is evaluated once.
@@ -144,7 +138,6 @@ fn loop_caller<'t>(call: Node<'t>, callee: Node<'_>) -> Option<Node<'t>> {
             _ => {}
         }
         child = n;
-        current = n.parent();
     }
     None
 }

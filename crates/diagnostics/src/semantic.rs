@@ -157,6 +157,14 @@ pub struct Module<'t> {
     answers: std::cell::RefCell<HashMap<(usize, &'static str), bool>>,
     /// (class node, attribute) → what `self.attribute` holds, worked out on first use.
     attributes: std::cell::RefCell<HashMap<(usize, String), Value>>,
+    /// Node id → its parent's index in `parent_nodes`, for every named node
+    /// the walk entered (see [`Module::parent`]): tree-sitter's own
+    /// `parent()` walks down from the root on every call. An index, not the
+    /// node, keeps the table small (it grows as the walk goes: reserving by
+    /// the tree's size saved no time and took more memory).
+    parents: rustc_hash::FxHashMap<usize, u32>,
+    /// The nodes with a named child, each once.
+    parent_nodes: Vec<Node<'t>>,
 }
 
 pub(crate) const MODULE_SCOPE: usize = usize::MAX;
@@ -203,6 +211,8 @@ impl<'t> Module<'t> {
             import_nodes: Vec::new(),
             suppressions: Vec::new(),
             knowledge,
+            parents: rustc_hash::FxHashMap::default(),
+            parent_nodes: Vec::new(),
         };
         module.collect(tree, skip);
         module
@@ -286,6 +296,27 @@ impl<'t> Module<'t> {
     /// The smallest node covering `range`.
     pub(crate) fn node_at(&self, range: std::ops::Range<usize>) -> Option<Node<'t>> {
         self.root.descendant_for_byte_range(range.start, range.end)
+    }
+
+    /// `node.parent()`, answered from the walk for the nodes it entered (a
+    /// hash lookup, where tree-sitter walks down from the root); other nodes
+    /// (anonymous ones, those inside skipped definitions) ask the tree.
+    /// `node` must belong to this module's tree.
+    pub fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        match self.parents.get(&node.id()) {
+            Some(parent) => Some(self.parent_nodes[*parent as usize]),
+            None => node.parent(),
+        }
+    }
+
+    /// The ancestors of `node`, innermost first (see [`Module::parent`]).
+    pub fn ancestors(&self, node: Node<'t>) -> impl Iterator<Item = Node<'t>> + '_ {
+        std::iter::successors(self.parent(node), move |n| self.parent(*n))
+    }
+
+    /// The innermost function definition holding `node`, if any.
+    pub fn enclosing_function(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.ancestors(node).find(|n| n.kind() == "function_definition")
     }
 
     pub fn knowledge(&self) -> &'static Knowledge {
@@ -398,7 +429,9 @@ impl<'t> Module<'t> {
 
     fn collect(&mut self, tree: &'t Tree, skip: &[usize]) {
         // One frame per entered node: what entering it changed, undone on exit.
-        struct Frame {
+        struct Frame<'n> {
+            node: Node<'n>,
+            index: Option<u32>,
             kind: u16,
             scope: bool,
             repeats: bool,
@@ -415,6 +448,14 @@ impl<'t> Module<'t> {
             let node = cursor.node();
             let kind = node.kind_id();
             let field = cursor.field_id();
+            // Record its parent (stored when its first named child is entered).
+            if let Some(parent) = frames.last_mut().filter(|_| node.is_named()) {
+                let index = *parent.index.get_or_insert_with(|| {
+                    self.parent_nodes.push(parent.node);
+                    self.parent_nodes.len() as u32 - 1
+                });
+                self.parents.insert(node.id(), index);
+            }
             if !skip.is_empty()
                 && (kind == g.function_definition || kind == g.decorated_definition)
                 && skip.binary_search(&node.id()).is_ok()
@@ -442,7 +483,7 @@ impl<'t> Module<'t> {
             // Conditions and assertions check data; they are not the work.
             let is_condition = field == Some(g.f_condition);
             let check = is_condition || kind == g.assert_statement;
-            let mut frame = Frame { kind, scope: false, repeats: false, check };
+            let mut frame = Frame { node, index: None, kind, scope: false, repeats: false, check };
             check_depth += check as u32;
             if is_condition && (parent == g.if_statement || parent == g.elif_clause || parent == g.while_statement) {
                 let repeats = loop_depth > 0 || parent == g.while_statement;
@@ -709,16 +750,10 @@ impl<'t> Module<'t> {
     /// one method, `self.nn.kneighbors(X)` in another). Read from the tree
     /// and the module-level imports only, so that it does not depend on
     /// which functions this analysis walked.
-    fn attribute_value(&self, expr: Node<'_>) -> Value {
+    fn attribute_value(&self, expr: Node<'t>) -> Value {
         let Some(attribute) = expr.child_by_field_name("attribute") else { return Value::Unknown };
         let name = self.text_of(attribute);
-        let mut class = expr.parent();
-        while let Some(c) = class {
-            if c.kind() == "class_definition" {
-                break;
-            }
-            class = c.parent();
-        }
+        let class = self.ancestors(expr).find(|c| c.kind() == "class_definition");
         // A class with syntax errors parses differently depending on what
         // surrounds it: what its methods assign is not to be relied on.
         let Some(class) = class.filter(|c| !c.has_error()) else { return Value::Unknown };
@@ -737,7 +772,7 @@ impl<'t> Module<'t> {
             }
             let start = class.start_byte() + at;
             let Some(node) = self.root.descendant_for_byte_range(start, start + pattern.len()) else { continue };
-            let Some(assignment) = [Some(node), node.parent()].into_iter().flatten().find_map(|n| n.parent().filter(|p| p.kind() == "assignment"))
+            let Some(assignment) = [Some(node), self.parent(node)].into_iter().flatten().find_map(|n| self.parent(n).filter(|p| p.kind() == "assignment"))
             else {
                 continue;
             };
@@ -1287,6 +1322,28 @@ mod tests {
         let mut v: Vec<_> = module.imports_at(0).map(|(a, b)| (a.to_string(), b.to_string())).collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn parents_from_the_walk_are_the_trees() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut texts: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        // Syntax errors: ERROR and MISSING (zero-width) nodes.
+        texts.push("def f(x:\n    return (x +\nclass C:\n    def g(self): y = [1, 2\n".to_string());
+        for text in &texts {
+            let tree = gpulens_syntax::parse(text);
+            let module = Module::new(text, &tree, Knowledge::get());
+            let skip: Vec<usize> =
+                gpulens_syntax::preorder(tree.root_node()).filter(|n| n.kind() == "function_definition").map(|n| n.id()).take(1).collect();
+            let skipping = Module::new_skipping(text, &tree, Knowledge::get(), &skip);
+            for node in gpulens_syntax::preorder(tree.root_node()) {
+                assert_eq!(module.parent(node), node.parent(), "{node:?}");
+                assert_eq!(skipping.parent(node), node.parent(), "{node:?}");
+            }
+        }
     }
 
     #[test]

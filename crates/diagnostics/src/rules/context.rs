@@ -6,7 +6,7 @@
 
 use gpulens_syntax::{preorder, Node};
 
-use crate::Context;
+use crate::{Context, Module};
 
 /// Library calls that plot: the data behind a figure is small enough to draw,
 /// and the time goes to the drawing.
@@ -18,21 +18,19 @@ pub(crate) const PLOTTING: &[&str] = &["matplotlib", "seaborn", "plotly", "bokeh
 const GEOMETRY: &[&str] = &["rotation", "rotate", "quaternion", "quat", "euler", "affine", "homograph", "angle_axis"];
 
 /// The innermost function around `node`.
-pub(crate) fn function_of(node: Node<'_>) -> Option<Node<'_>> {
-    crate::fixes::enclosing_function(node)
+pub(crate) fn function_of<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Node<'t>> {
+    module.enclosing_function(node)
 }
 
 /// Names of the function around `node` and of every function and class around that.
-fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'_>) -> Vec<&'t str> {
+fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Vec<&'t str> {
     let mut names = Vec::new();
-    let mut current = node.parent();
-    while let Some(n) = current {
+    for n in cx.module.ancestors(node) {
         if matches!(n.kind(), "function_definition" | "class_definition") {
             if let Some(name) = n.child_by_field_name("name") {
                 names.push(cx.module.text_of(name));
             }
         }
-        current = n.parent();
     }
     names
 }
@@ -40,7 +38,7 @@ fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'_>) -> Vec<&'t str> {
 /// The call sits in geometry code: a function or class named for rotations
 /// and the like, or a class whose name says it is a transform (a geometric
 /// one: `Transformer`s are scikit-learn's data transforms).
-pub(crate) fn in_geometry(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+pub(crate) fn in_geometry<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     names_around(cx, node).iter().enumerate().any(|(i, name)| {
         let lower = name.to_ascii_lowercase();
         // scikit-learn's `transform`/`fit_transform` methods transform data, not space.
@@ -87,8 +85,8 @@ pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
 
 /// The function around `node` draws a plot (calls into a plotting library,
 /// or onto axes and figures), or it or a class around it is named for plotting.
-pub(crate) fn in_plotting_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
-    let Some(function) = function_of(node) else { return false };
+pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
+    let Some(function) = function_of(cx.module, node) else { return false };
     let module = cx.module;
     // Named for plotting (`month_plot`, `plot_points`, `_RegressionPlotter`):
     // whatever it computes is what gets drawn.
@@ -117,17 +115,17 @@ pub(crate) fn in_plotting_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool
 /// by one with literal indices (`m[0, 1]`, or `q[0]` and `q[3]`), or what
 /// `node`'s call returns is indexed at a fixed position (`U, S, V = svd(F);
 /// S[2] = 0`).
-pub(crate) fn small_structure(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'_>) -> bool {
+pub(crate) fn small_structure<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: Node<'t>) -> bool {
     small_structure_named(cx, node, cx.module.text_of(expr))
 }
 
 /// [`small_structure`] for an operand given by its text (`m`, `self.m`).
-fn small_structure_named(cx: &Context<'_, '_>, node: Node<'_>, operand: &str) -> bool {
-    let Some(function) = function_of(node) else { return false };
+fn small_structure_named<'t>(cx: &Context<'_, 't>, node: Node<'t>, operand: &str) -> bool {
+    let Some(function) = function_of(cx.module, node) else { return false };
     let module = cx.module;
     let mut results: Vec<&str> = Vec::new();
     // What the call's result is assigned to: `x = f(...)`, `a, b = f(...)`.
-    if let Some(parent) = node.parent().filter(|p| p.kind() == "assignment") {
+    if let Some(parent) = module.parent(node).filter(|p| p.kind() == "assignment") {
         if let Some(left) = parent.child_by_field_name("left") {
             if left.kind() == "identifier" {
                 results.push(module.text_of(left));
@@ -195,9 +193,9 @@ fn small_shape_check(text: &str, operand: &str) -> bool {
 /// from a file (`index.load(path)`: nothing is built), or stored on `self`
 /// for another method (where the `models` rule speaks if it is fitted or
 /// searched there). The time is spent elsewhere, or not at all.
-pub(crate) fn built_for_elsewhere(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
     let module = cx.module;
-    let Some(parent) = call.parent() else { return false };
+    let Some(parent) = module.parent(call) else { return false };
     if parent.kind() == "return_statement" {
         return true;
     }
@@ -207,7 +205,7 @@ pub(crate) fn built_for_elsewhere(cx: &Context<'_, '_>, call: Node<'_>) -> bool 
     let Some(left) = parent.child_by_field_name("left").filter(|l| matches!(l.kind(), "identifier" | "attribute")) else {
         return false;
     };
-    let Some(function) = function_of(call) else { return false };
+    let Some(function) = function_of(cx.module, call) else { return false };
     let target = module.text_of(left);
     let mut methods = Vec::new();
     let mut other_use = false;
@@ -215,8 +213,8 @@ pub(crate) fn built_for_elsewhere(cx: &Context<'_, '_>, call: Node<'_>) -> bool 
         if n.kind() != left.kind() || n.id() == left.id() || module.text_of(n) != target {
             continue;
         }
-        let method = n
-            .parent()
+        let method = module
+            .parent(n)
             .filter(|p| p.kind() == "attribute" && p.child_by_field_name("object") == Some(n))
             .and_then(|p| p.child_by_field_name("attribute"))
             .map(|a| module.text_of(a));
@@ -237,10 +235,9 @@ pub(crate) fn built_for_elsewhere(cx: &Context<'_, '_>, call: Node<'_>) -> bool 
 /// `@jit`, `@numba.jit(nopython=True)`): its loops are machine code already
 /// and it cannot call CuPy, so CPU-candidate advice does not apply there.
 /// (`@cuda.jit` kernels are the `GPU…` checks' business.)
-pub(crate) fn in_cpu_jit(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+pub(crate) fn in_cpu_jit<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     let module = cx.module;
-    let mut current = node.parent();
-    while let Some(n) = current {
+    for n in module.ancestors(node) {
         if n.kind() == "decorated_definition" && n.child_by_field_name("definition").is_some_and(|d| d.kind() == "function_definition") {
             let jit = module.decorators(n).iter().any(|(decorator, name)| {
                 // Numba's, or a project's wrapper of it (`from ._numba import jit`).
@@ -253,7 +250,6 @@ pub(crate) fn in_cpu_jit(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
                 return true;
             }
         }
-        current = n.parent();
     }
     false
 }
@@ -263,14 +259,14 @@ pub(crate) fn in_cpu_jit(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
 /// (`from numpy import nanmedian`). GPU libraries cannot run Python
 /// functions: CuPy wants kernels, nx-cugraph attribute names, cuDF
 /// functions Numba can compile.
-pub(crate) fn python_callable(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'_>) -> bool {
+pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: Node<'t>) -> bool {
     let module = cx.module;
     match expr.kind() {
         "lambda" => true,
         "identifier" => {
             let name = module.text_of(expr);
             let nested =
-                function_of(node).is_some_and(|f| module.facts_of(f).definitions.iter().any(|d| &module.text[d.clone()] == name));
+                function_of(cx.module, node).is_some_and(|f| module.facts_of(f).definitions.iter().any(|d| &module.text[d.clone()] == name));
             let imported = module.imports_at(expr.start_byte()).any(|(local, target)| {
                 local == name
                     && target.contains('.')
@@ -284,7 +280,7 @@ pub(crate) fn python_callable(cx: &Context<'_, '_>, node: Node<'_>, expr: Node<'
 }
 
 /// Any argument of `call` (positional or by keyword) is a Python function.
-pub(crate) fn takes_python_callable(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+pub(crate) fn takes_python_callable<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
     let Some(args) = call.child_by_field_name("arguments") else { return false };
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).any(|a| {
@@ -302,15 +298,15 @@ const TO_PYTHON: &[&str] = &["list", "sorted", "set", "tuple", "enumerate", "Cou
 /// converted with `.tolist()`. Code that does that keeps few elements (the
 /// classes of a label vector, a handful of eigenvalues): converting many
 /// would cost more than computing them.
-pub(crate) fn result_to_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+pub(crate) fn result_to_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
     let module = cx.module;
     if consumed_by_python(module, call) {
         return true;
     }
     // `u = np.unique(y)`, then `for c in u` / `sorted(u)` / `range(len(u))`.
-    let Some(parent) = call.parent().filter(|p| p.kind() == "assignment") else { return false };
+    let Some(parent) = module.parent(call).filter(|p| p.kind() == "assignment") else { return false };
     let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
-    let Some(function) = function_of(call) else { return false };
+    let Some(function) = function_of(cx.module, call) else { return false };
     let name = module.text_of(left);
     later_uses(module, function, name, call).any(|n| consumed_by_python(module, n))
 }
@@ -328,8 +324,8 @@ fn later_uses<'a>(module: &crate::Module<'_>, function: Node<'a>, name: &str, ca
     at.into_iter().filter_map(move |r| function.descendant_for_byte_range(r.start, r.end).filter(|n| n.kind() == "identifier"))
 }
 
-fn consumed_by_python(module: &crate::Module<'_>, expr: Node<'_>) -> bool {
-    let Some(parent) = expr.parent() else { return false };
+fn consumed_by_python<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
+    let Some(parent) = module.parent(expr) else { return false };
     match parent.kind() {
         "for_statement" | "for_in_clause" => parent.child_by_field_name("right") == Some(expr),
         "attribute" => {
@@ -337,17 +333,17 @@ fn consumed_by_python(module: &crate::Module<'_>, expr: Node<'_>) -> bool {
                 && parent.child_by_field_name("attribute").is_some_and(|a| module.text_of(a) == "tolist")
         }
         "argument_list" => {
-            let Some(call) = parent.parent().filter(|c| c.kind() == "call") else { return false };
+            let Some(call) = module.parent(parent).filter(|c| c.kind() == "call") else { return false };
             let callee = call.child_by_field_name("function").map_or("", |f| module.text_of(f));
             if TO_PYTHON.contains(&callee) {
                 return true;
             }
             // `range(len(u))`: an index loop over the elements.
             callee == "len"
-                && call
-                    .parent()
+                && module
+                    .parent(call)
                     .filter(|p| p.kind() == "argument_list")
-                    .and_then(|p| p.parent())
+                    .and_then(|p| module.parent(p))
                     .and_then(|c| c.child_by_field_name("function"))
                     .is_some_and(|f| module.text_of(f) == "range")
         }
@@ -363,14 +359,14 @@ pub(crate) const PER_GROUP: &[&str] = &["apply", "agg", "aggregate", "transform"
 /// iterated by a `for`, looked up through `.groups`/`.indices`/`.get_group`,
 /// or given a Python function (`.apply(lambda g: ...)`). The grouping is
 /// then the cheap part, and cuDF runs the Python per group on the CPU too.
-pub(crate) fn groups_in_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
+pub(crate) fn groups_in_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
     let module = cx.module;
     // Grouped by a Python function of each index value (`groupby(lambda d: d.month)`).
     if takes_python_callable(cx, call) {
         return true;
     }
     let python_use = |grouped: Node<'_>| {
-        let Some(parent) = grouped.parent() else { return false };
+        let Some(parent) = module.parent(grouped) else { return false };
         if matches!(parent.kind(), "for_statement" | "for_in_clause") && parent.child_by_field_name("right") == Some(grouped) {
             return true;
         }
@@ -382,14 +378,14 @@ pub(crate) fn groups_in_python(cx: &Context<'_, '_>, call: Node<'_>) -> bool {
             return true;
         }
         PER_GROUP.contains(&method)
-            && parent.parent().filter(|c| c.kind() == "call").is_some_and(|c| takes_python_callable(cx, c))
+            && module.parent(parent).filter(|c| c.kind() == "call").is_some_and(|c| takes_python_callable(cx, c))
     };
     if python_use(call) {
         return true;
     }
-    let Some(parent) = call.parent().filter(|p| p.kind() == "assignment") else { return false };
+    let Some(parent) = module.parent(call).filter(|p| p.kind() == "assignment") else { return false };
     let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
-    let Some(function) = function_of(call) else { return false };
+    let Some(function) = function_of(cx.module, call) else { return false };
     let name = module.text_of(left);
     later_uses(module, function, name, call).any(python_use)
 }
@@ -439,7 +435,7 @@ fn column_product(text: &str) -> bool {
 /// are picked out one by one (`m[3, 3]`; `p = m.copy()`), a product over the
 /// rows of data (`x.T @ x`: columns × columns), or what a linear-algebra
 /// routine returns for one (`np.linalg.eigvalsh(x.T @ x)`).
-pub(crate) fn small_matrix(cx: &Context<'_, '_>, node: Node<'_>, scope: usize, expr: Node<'_>) -> bool {
+pub(crate) fn small_matrix<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize, expr: Node<'t>) -> bool {
     let module = cx.module;
     if column_product(module.text_of(expr)) {
         return true;
@@ -473,16 +469,14 @@ pub(crate) fn small_matrix(cx: &Context<'_, '_>, node: Node<'_>, scope: usize, e
 /// one it writes (`phis[i] += np.dot(phis[i - j], a[j])`; `prior = out[h - 2]`
 /// then `np.dot(coef, prior)`). Each step waits for the last, so the work per
 /// step is one small slice: a recurrence, not data-parallel work.
-pub(crate) fn in_recurrence(cx: &Context<'_, '_>, call: Node<'_>, scope: usize) -> bool {
+pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usize) -> bool {
     let module = cx.module;
     let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let Some(args) = call.child_by_field_name("arguments") else { return false };
-    let mut current = call.parent();
-    while let Some(n) = current {
+    for n in module.ancestors(call) {
         if matches!(n.kind(), "function_definition" | "class_definition") {
             break;
         }
-        current = n.parent();
         if n.kind() != "for_statement" {
             continue;
         }
@@ -509,7 +503,7 @@ pub(crate) fn in_recurrence(cx: &Context<'_, '_>, call: Node<'_>, scope: usize) 
                 // (`points[unvisited]` while the loop sets `unvisited[k] = False`):
                 // each pass reads what the passes before it decided.
                 let name = module.text_of(a);
-                let whole = !a.parent().is_some_and(|p| p.kind() == "subscript" && p.child_by_field_name("value") == Some(a));
+                let whole = !module.parent(a).is_some_and(|p| p.kind() == "subscript" && p.child_by_field_name("value") == Some(a));
                 if whole && written.iter().any(|(array, _)| array == name) {
                     return true;
                 }
@@ -531,8 +525,8 @@ pub(crate) fn in_recurrence(cx: &Context<'_, '_>, call: Node<'_>, scope: usize) 
 /// (`hz_to_mel`, `deg_to_rad`): one formula applied to what it is given,
 /// typically a few values or a scalar. Whether moving data to the GPU pays
 /// is decided where the data lives, by its callers, not in the formula.
-pub(crate) fn in_conversion(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
-    let Some(function) = function_of(node) else { return false };
+pub(crate) fn in_conversion<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
+    let Some(function) = function_of(cx.module, node) else { return false };
     let Some(name) = function.child_by_field_name("name") else { return false };
     let words = words(cx.module.text_of(name));
     words.len() >= 3 && words[1..words.len() - 1].iter().any(|w| w == "to")
@@ -542,9 +536,9 @@ pub(crate) fn in_conversion(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
 /// its annotations (`def f(n: int, rate: float) -> float`): a scalar
 /// function, evaluated once per value by its callers (a root finder, an
 /// integrator, a loop). The arrays it builds come from a few numbers.
-pub(crate) fn in_scalar_function(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+pub(crate) fn in_scalar_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     let module = cx.module;
-    let Some(function) = function_of(node) else { return false };
+    let Some(function) = function_of(cx.module, node) else { return false };
     let scalar = |ty: Option<Node<'_>>| {
         ty.is_some_and(|t| matches!(module.text_of(t).trim(), "int" | "float" | "bool" | "complex"))
     };

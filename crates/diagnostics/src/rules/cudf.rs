@@ -146,7 +146,7 @@ fn bundled_file(call: &Call<'_, '_>) -> bool {
 /// ([`bundled_file`]): the work it does on it is as small as the table.
 fn reads_bundled_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
     let module = cx.module;
-    let Some(function) = super::context::function_of(at.node) else { return false };
+    let Some(function) = super::context::function_of(module, at.node) else { return false };
     module.answer_once(function, "reads a bundled table", || {
         module.text_of(function).contains("__file__")
             && module.calls.iter().filter(|site| site.scope == function.id()).any(|site| {
@@ -162,10 +162,10 @@ fn reads_bundled_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
 /// download, not the parse, is where the time goes.
 fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
     let module = cx.module;
-    let Some(function) = super::context::function_of(node) else { return false };
+    let Some(function) = super::context::function_of(module, node) else { return false };
     module.answer_once(function, "names a web address", || gpulens_syntax::preorder(function).any(|n| {
         n.kind() == "string"
-            && !n.parent().is_some_and(|p| p.kind() == "expression_statement")
+            && !module.parent(n).is_some_and(|p| p.kind() == "expression_statement")
             && {
                 let text = module.text_of(n);
                 text.contains("http://") || text.contains("https://") || text.contains("ftp://")

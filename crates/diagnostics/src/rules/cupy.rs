@@ -15,7 +15,7 @@ use super::context;
 use super::{estimate_phrase, fp64_phrase, install, loop_phrase, scale_out_phrase, size_phrase, tensor_core_phrase, Call};
 use gpulens_syntax::Node;
 
-use crate::semantic::Value;
+use crate::semantic::{Module, Value};
 use crate::Finding;
 
 /// Array operations in one function from which the data is worth keeping on the GPU.
@@ -112,10 +112,10 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
 /// the same pass as it. Operations in one statement (`np.where(x >= 0,
 /// np.floor(x), np.ceil(x))`) are one pass over the data, and operations in
 /// branches of an `if` that exclude each other never run together.
-pub(super) fn chains(in_scope: &HashMap<usize, Vec<Node<'_>>>) -> HashMap<usize, u32> {
+pub(super) fn chains<'t>(module: &Module<'t>, in_scope: &HashMap<usize, Vec<Node<'t>>>) -> HashMap<usize, u32> {
     let mut out = HashMap::new();
     for calls in in_scope.values() {
-        let statements: Vec<Node<'_>> = calls.iter().map(|c| statement_of(*c)).collect();
+        let statements: Vec<Node<'_>> = calls.iter().map(|c| statement_of(module, *c)).collect();
         // Past a few dozen candidates, every statement counts: the chain is
         // long anyway (and comparing each pair would be quadratic).
         if calls.len() > 64 {
@@ -126,7 +126,7 @@ pub(super) fn chains(in_scope: &HashMap<usize, Vec<Node<'_>>>) -> HashMap<usize,
         for (i, call) in calls.iter().enumerate() {
             let mut seen: Vec<usize> = Vec::new();
             for (j, other) in calls.iter().enumerate() {
-                if seen.contains(&statements[j].id()) || (i != j && exclusive(*call, *other)) {
+                if seen.contains(&statements[j].id()) || (i != j && exclusive(module, *call, *other)) {
                     continue;
                 }
                 seen.push(statements[j].id());
@@ -139,9 +139,9 @@ pub(super) fn chains(in_scope: &HashMap<usize, Vec<Node<'_>>>) -> HashMap<usize,
 
 /// The statement holding `node`: its ancestor that sits directly in a block
 /// (or the module).
-fn statement_of(node: Node<'_>) -> Node<'_> {
+fn statement_of<'t>(module: &Module<'t>, node: Node<'t>) -> Node<'t> {
     let mut current = node;
-    while let Some(parent) = current.parent() {
+    while let Some(parent) = module.parent(current) {
         if matches!(parent.kind(), "block" | "module") {
             return current;
         }
@@ -152,11 +152,11 @@ fn statement_of(node: Node<'_>) -> Node<'_> {
 
 /// `a` and `b` sit in branches of one `if` that exclude each other (its body
 /// and an `elif` or `else`, or two `elif`s).
-fn exclusive(a: Node<'_>, b: Node<'_>) -> bool {
+fn exclusive<'t>(module: &Module<'t>, a: Node<'t>, b: Node<'t>) -> bool {
     // (the `if`, the branch holding `a`) for every `if` around `a`.
     let mut branches: Vec<(usize, usize)> = Vec::new();
     let mut current = a;
-    while let Some(parent) = current.parent() {
+    while let Some(parent) = module.parent(current) {
         if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(current) {
             branches.push((parent.id(), current.id()));
         }
@@ -166,7 +166,7 @@ fn exclusive(a: Node<'_>, b: Node<'_>) -> bool {
         current = parent;
     }
     let mut current = b;
-    while let Some(parent) = current.parent() {
+    while let Some(parent) = module.parent(current) {
         if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(current) {
             if branches.iter().any(|(i, branch)| *i == parent.id() && *branch != current.id()) {
                 return true;
@@ -185,7 +185,7 @@ fn exclusive(a: Node<'_>, b: Node<'_>) -> bool {
 /// wanting it takes `slogdet`), so `arg` is one.
 fn determinant_taken(call: &Call<'_, '_>, arg: gpulens_syntax::Node<'_>) -> bool {
     let module = call.cx.module;
-    let Some(function) = context::function_of(call.site.node) else { return false };
+    let Some(function) = context::function_of(module, call.site.node) else { return false };
     if !module.answer_once(function, "mentions det", || module.text_of(function).contains("det(")) {
         return false;
     }
@@ -208,7 +208,7 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
     if module.keyword(node, "axis").is_some() || crate::semantic::is_reduction(&call.name) {
         return false;
     }
-    let Some(parent) = node.parent().filter(|p| p.kind() == "assignment" && p.child_by_field_name("right") == Some(node)) else {
+    let Some(parent) = module.parent(node).filter(|p| p.kind() == "assignment" && p.child_by_field_name("right") == Some(node)) else {
         return false;
     };
     let Some(target) = parent.child_by_field_name("left").filter(|l| l.kind() == "subscript") else { return false };

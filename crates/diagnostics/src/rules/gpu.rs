@@ -190,7 +190,7 @@ fn is_loop_invariant(module: &Module<'_>, site: &CallSite<'_>, arg: Node<'_>) ->
     let mut node = site.node;
     // Climb to each enclosing loop (bounded: statements nest shallowly).
     for _ in 0..64 {
-        let Some(parent) = node.parent() else { return true };
+        let Some(parent) = module.parent(node) else { return true };
         if matches!(parent.kind(), "function_definition" | "lambda" | "module") {
             return true;
         }
@@ -316,7 +316,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     // float32 signature + float literals → float64 arithmetic.
     if module.text_of(decorator).contains("float32") {
         let bare = gpulens_syntax::preorder(body).filter(|n| n.kind() == "float").find(|f| {
-            f.parent().and_then(|p| p.parent()).is_none_or(|call| {
+            module.parent(*f).and_then(|p| module.parent(p)).is_none_or(|call| {
                 call.kind() != "call"
                     || !call.child_by_field_name("function").is_some_and(|fun| module.text_of(fun).ends_with("float32"))
             })

@@ -153,7 +153,7 @@ fn small_default(call: &Call<'_, '_>, expr: Node<'_>) -> Option<u64> {
         return None;
     }
     let name = module.text_of(expr);
-    let function = super::context::function_of(call.site.node)?;
+    let function = super::context::function_of(module, call.site.node)?;
     let parameters = function.child_by_field_name("parameters")?;
     let mut cursor = parameters.walk();
     let found = parameters.named_children(&mut cursor).find_map(|p| {

@@ -243,12 +243,12 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
     // whole row, not one number a thread can take.
     if let Some(element) = enumerate_element(module, site.node) {
         let object_use = gpulens_syntax::preorder(node_body).filter(|n| n.kind() == "identifier" && module.text_of(*n) == element).any(|n| {
-            let Some(parent) = n.parent() else { return false };
+            let Some(parent) = module.parent(n) else { return false };
             match parent.kind() {
                 "attribute" => parent.child_by_field_name("object") == Some(n),
                 "subscript" => parent.child_by_field_name("value") == Some(n),
-                "argument_list" => parent
-                    .parent()
+                "argument_list" => module
+                    .parent(parent)
                     .and_then(|c| c.child_by_field_name("function"))
                     .is_some_and(|f| matches!(module.text_of(f), "len" | "list" | "tuple" | "str" | "sorted" | "set")),
                 _ => false,
@@ -397,14 +397,12 @@ fn enumerate_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Opt
 
 /// The loop at `node` reads an array that an enclosing loop writes outside
 /// it, at another index than the one written there.
-fn feeds_on_enclosing(cx: &Context<'_, '_>, node: Node<'_>, shape: &Shape<'_>) -> bool {
+fn feeds_on_enclosing<'t>(cx: &Context<'_, 't>, node: Node<'t>, shape: &Shape<'_>) -> bool {
     let module = cx.module;
-    let mut current = node.parent();
-    while let Some(n) = current {
+    for n in module.ancestors(node) {
         if matches!(n.kind(), "function_definition" | "class_definition") {
             return false;
         }
-        current = n.parent();
         if n.kind() != "for_statement" {
             continue;
         }

@@ -41,7 +41,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             candidates.insert(site.node.id(), value);
         }
     }
-    let chains = cupy::chains(&in_scope);
+    let chains = cupy::chains(cx.module, &in_scope);
     for (site, resolved) in resolved {
         if let Some((name, api)) = resolved {
             let call = Call { site, name, api, cx };

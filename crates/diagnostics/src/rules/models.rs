@@ -49,7 +49,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let Value::Model(cpu) = module.value(object, site.scope) else { return };
     // Built in this same function: the finding where it is built says it.
     let target = module.text_of(object);
-    let built_here = super::context::function_of(site.node).is_some_and(|f| {
+    let built_here = super::context::function_of(module, site.node).is_some_and(|f| {
         gpulens_syntax::preorder(f).any(|n| {
             n.kind() == "assignment"
                 && n.child_by_field_name("left").is_some_and(|l| module.text_of(l) == target)
@@ -107,7 +107,7 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     if !sklearn {
         return;
     }
-    let Some(function) = super::context::function_of(site.node) else { return };
+    let Some(function) = super::context::function_of(module, site.node) else { return };
     let method_of_object = module.text_of(function).contains("self.");
     if !(method_of_object || array_work(cx, function)) {
         return;
@@ -174,7 +174,7 @@ fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::
     if !(last == "ray" || last.contains("intersector")) {
         return;
     }
-    let Some(function) = super::context::function_of(site.node) else { return };
+    let Some(function) = super::context::function_of(module, site.node) else { return };
     if !array_work(cx, function) {
         return;
     }
@@ -217,7 +217,7 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
     if site.in_check || !matches!(module.value(object, site.scope), Value::Unknown) {
         return;
     }
-    let Some(function) = super::context::function_of(site.node) else { return };
+    let Some(function) = super::context::function_of(module, site.node) else { return };
     if !(module.text_of(function).contains("self.") || array_work(cx, function)) {
         return;
     }
@@ -229,10 +229,7 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
     // Through `self`: the class keeps an index there (assigns that attribute somewhere).
     let receiver = module.text_of(object);
     if let Some(attribute) = receiver.strip_prefix("self.").filter(|a| !a.contains('.')) {
-        let mut class = function.parent();
-        while let Some(c) = class.filter(|c| c.kind() != "class_definition") {
-            class = c.parent();
-        }
+        let class = module.ancestors(function).find(|c| c.kind() == "class_definition");
         // A class with syntax errors: what its methods assign is not to be relied on.
         let Some(class) = class.filter(|c| !c.has_error()) else { return };
         let held = crate::semantic::self_assignments(module.text_of(class)).iter().any(|(_, a, _)| *a == attribute);
@@ -276,7 +273,7 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
             continue;
         }
         seen.push(site.scope);
-        let Some(function) = super::context::function_of(site.node).filter(|f| f.id() == site.scope) else { continue };
+        let Some(function) = super::context::function_of(module, site.node).filter(|f| f.id() == site.scope) else { continue };
         let Some(parameters) = function.child_by_field_name("parameters") else { continue };
         let mut names: Vec<String> = Vec::new();
         for p in gpulens_syntax::preorder(parameters).filter(|n| n.kind() == "identifier") {
