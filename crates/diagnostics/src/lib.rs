@@ -395,13 +395,12 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                 })
         })
     };
-    // How `token` (in a function's `code`) starts a rule: `Some(true)` when
-    // it names a live name or spells an entry some rule reports on,
-    // `Some(false)` when every entry it spells only makes a value (an array,
-    // a table, a graph: see [`makes_value_only`]), `None` when neither.
+    // How `token` (in a function's `code`) starts a rule, if it does: it
+    // names a live name or spells an entry some rule reports on, or every
+    // entry it spells only makes a value (see [`makes_value_only`]).
     let start_in_function = |code: &str, token: &str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashSet<&str>| {
         if live.contains(token) {
-            return Some(true);
+            return Some(Start::Rule);
         }
         let end = token.as_ptr() as usize - code.as_ptr() as usize + token.len();
         let mut chain: Option<Vec<&str>> = None;
@@ -411,8 +410,9 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             for target in targets {
                 let mut name = target.clone();
                 let spelled = |name: &str| match knowledge.api(name) {
-                    Some(api) if !makes_value_only(api) => Some(true),
-                    Some(_) => Some(false),
+                    Some(api) if !makes_value_only(api) => Some(Start::Rule),
+                    Some(api) if api.library == "cudf" => Some(Start::Table),
+                    Some(_) => Some(Start::Value),
                     None => None,
                 };
                 found = found.max(spelled(&name));
@@ -421,7 +421,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                     name.push_str(part);
                     found = found.max(spelled(&name));
                 }
-                if found == Some(true) {
+                if found == Some(Start::Rule) {
                     return found;
                 }
             }
@@ -489,11 +489,12 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             }
             let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
             // Values made (`np.zeros`, `pd.DataFrame`, `nx.Graph`) matter
-            // where a rule reads them: a method some rule reports on, names
-            // the model and geometry rules recognise in a function that
-            // works with arrays. (The loop rules need an index loop that
-            // writes or accumulates, which keeps a function on its own below.)
-            let (mut makes_values, mut reads_values) = (false, false);
+            // where a rule reads them: the names the model and geometry rules
+            // recognise in a function that works with arrays, and for a
+            // table, a method some rule reports on. (The loop rules need an
+            // index loop that writes or accumulates, which keeps a function
+            // on its own below.)
+            let (mut makes, mut reads_arrays, mut reads_tables) = (None, false, false);
             for part in &code {
                 for_each_name(part, |token| match token {
                     _ if starts => {}
@@ -502,18 +503,23 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                     "synchronize" | "copy_to_host" => starts = true,
                     _ => {
                         model_work |= rules::MODEL_WORK.contains(&token);
-                        reads_values |= rules::names_work_on_arrays(token) || (is_method(part, token) && value_methods().contains(token));
+                        reads_arrays |= rules::names_work_on_arrays(token);
+                        reads_tables |= is_method(part, token) && table_methods().contains(token);
                         match start_in_function(part, token, &local, &live) {
-                            Some(true) => starts = true,
-                            Some(false) => makes_values = true,
-                            None => {}
+                            Some(Start::Rule) => starts = true,
+                            made => makes = makes.max(made),
                         }
                     }
                 });
             }
+            let reads_values = match makes {
+                Some(Start::Table) => reads_arrays || reads_tables,
+                Some(_) => reads_arrays,
+                None => false,
+            };
             let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
             let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
-            !(starts || (makes_values && reads_values) || loop_writes || (model_work && self_attributes))
+            !(starts || reads_values || loop_writes || (model_work && self_attributes))
         })
         .collect();
     // Hotness reads the functions that call a function with findings in a loop.
@@ -535,9 +541,21 @@ fn makes_value_only(api: &gpulens_knowledge::ApiMapping) -> bool {
     matches!((api.library.as_str(), api.kind), ("cupy" | "cudf", ApiKind::Create) | ("cugraph", ApiKind::Graph))
 }
 
-/// The method names a rule reports on when called on a value (a table's
-/// `.groupby`, `.apply`, `.iterrows`): the last part of every method entry.
-fn value_methods() -> &'static FxHashSet<&'static str> {
+/// How a token in a function starts a rule (see `irrelevant_definitions`),
+/// weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Start {
+    /// It makes an array or a graph: the rules read only its size.
+    Value,
+    /// It makes a table, whose methods rules report on.
+    Table,
+    /// Some rule reports on it.
+    Rule,
+}
+
+/// The method names a rule reports on when called on a table (`.groupby`,
+/// `.apply`, `.iterrows`): the last part of every method entry.
+fn table_methods() -> &'static FxHashSet<&'static str> {
     static METHODS: std::sync::OnceLock<FxHashSet<&'static str>> = std::sync::OnceLock::new();
     METHODS.get_or_init(|| {
         use gpulens_knowledge::ApiKind;
