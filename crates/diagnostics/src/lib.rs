@@ -409,7 +409,14 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             let chain = chain.get_or_insert_with(|| dotted_chain(&code.as_bytes()[end..]));
             for target in targets {
                 let mut name = target.clone();
+                // Called where it is spelled (not an alias made of it, whose
+                // calls the bytes don't show).
+                let called = || {
+                    let last = chain.last().map_or(end, |p| p.as_ptr() as usize - code.as_ptr() as usize + p.len());
+                    code.as_bytes()[last..].iter().find(|b| !matches!(b, b' ' | b'\t')) == Some(&b'(')
+                };
                 let spelled = |name: &str| match knowledge.api(name) {
+                    Some(api) if rules::light_array_operation(api) && called() => Some(Start::Light),
                     Some(api) if !makes_value_only(api) => Some(Start::Rule),
                     Some(api) if api.library == "cudf" => Some(Start::Table),
                     Some(_) => Some(Start::Value),
@@ -495,6 +502,9 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             // index loop that writes or accumulates, which keeps a function
             // on its own below.)
             let (mut makes, mut reads_arrays, mut reads_tables) = (None, false, false);
+            // Light array operations (`np.sum`, `np.abs`) are reported only
+            // in a chain of several statements.
+            let mut light = 0;
             for part in &code {
                 for_each_name(part, |token| match token {
                     _ if starts => {}
@@ -507,6 +517,10 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                         reads_tables |= is_method(part, token) && table_methods().contains(token);
                         match start_in_function(part, token, &local, &live) {
                             Some(Start::Rule) => starts = true,
+                            Some(Start::Light) => {
+                                light += 1;
+                                makes = makes.max(Some(Start::Value));
+                            }
                             made => makes = makes.max(made),
                         }
                     }
@@ -519,7 +533,8 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             };
             let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
             let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
-            !(starts || reads_values || loop_writes || (model_work && self_attributes))
+            let chain = light >= rules::CUPY_CHAIN;
+            !(starts || chain || reads_values || loop_writes || (model_work && self_attributes))
         })
         .collect();
     // Hotness reads the functions that call a function with findings in a loop.
@@ -549,6 +564,8 @@ enum Start {
     Value,
     /// It makes a table, whose methods rules report on.
     Table,
+    /// It calls a light array operation, reported only in a chain.
+    Light,
     /// Some rule reports on it.
     Rule,
 }

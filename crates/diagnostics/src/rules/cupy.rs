@@ -19,7 +19,14 @@ use crate::semantic::{Module, Value};
 use crate::Finding;
 
 /// Array operations in one function from which the data is worth keeping on the GPU.
-const CHAIN: u32 = 3;
+pub(crate) const CHAIN: u32 = 3;
+
+/// Whether a call of `api` is reported only as part of a chain of at least
+/// [`CHAIN`] statements with array operations in one function: a CuPy
+/// candidate whose work per element is light. (The pre-scan counts them.)
+pub(crate) fn light_array_operation(api: &gpulens_knowledge::ApiMapping) -> bool {
+    matches!(api.library.as_str(), "cupy" | "raft") && matches!(api.kind, ApiKind::Compute | ApiKind::Generate) && !api.heavy
+}
 
 /// The call's data, if it is a candidate at all: a CuPy/RAFT equivalent
 /// exists, no documented fallback applies, it is not a check, and its data
