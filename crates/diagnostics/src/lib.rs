@@ -1217,11 +1217,14 @@ impl OutsideSummary {
 
 /// A hash of everything outside the units that the outside summary reads:
 /// the text between them (with where each gap ends), the units' places,
-/// and the whole text of decorated ones (their decorators make kernels,
-/// launched by name).
+/// and the decorators of decorated ones, which the summary reads where they
+/// make kernels, launched by name (`Module::outside_names`). In a text that
+/// names neither Numba nor Warp no decorator makes one, and decorators are
+/// left out: editing a docstring passed to `@doc(...)` keeps the summary.
 fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)]) -> u64 {
     let g = gpulens_syntax::grammar();
     let bytes = text.as_bytes();
+    let kernels = text.contains("numba") || text.contains("warp");
     let mut h = FxHasher::default();
     let mut at = 0;
     for (node, range, place, _) in found {
@@ -1229,7 +1232,7 @@ fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Nod
         h.write(gap);
         h.write_usize(gap.len());
         h.write_u8(*place);
-        if node.kind_id() == g.decorated_definition {
+        if kernels && node.kind_id() == g.decorated_definition {
             h.write(&bytes[range.clone()]);
         }
         at = at.max(range.end);
