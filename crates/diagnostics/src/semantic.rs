@@ -64,6 +64,9 @@ enum Binding<'t> {
     Unpacked(Node<'t>),
     /// `def f(name)`, `def f(name=default)`, `*name`, `**name`: whatever the caller passes.
     Parameter,
+    /// `def f(name=1.5)`, or a parameter the function's docstring documents
+    /// as a number (`name : int`): one number.
+    Number,
 }
 
 /// A call site and its context.
@@ -378,6 +381,7 @@ impl<'t> Module<'t> {
                         Binding::LoopIndex => ("for", ""),
                         Binding::Unpacked(rhs) => ("unpack", self.text_of(*rhs)),
                         Binding::Parameter => ("parameter", ""),
+                        Binding::Number => ("number", ""),
                     };
                     add(name, Some(*at), kind, false);
                     add(name, None, what, false);
@@ -584,6 +588,7 @@ impl<'t> Module<'t> {
     }
 
     fn collect_parameters(&mut self, params: Node<'t>, scope: usize) {
+        let documented = params.parent().map(|f| documented_types(self.docstring(f).unwrap_or(""))).unwrap_or_default();
         let mut cursor = params.walk();
         for param in params.named_children(&mut cursor) {
             let annotation = match param.kind() {
@@ -591,8 +596,30 @@ impl<'t> Module<'t> {
                 _ => None,
             };
             let Some(name) = parameter_name(param) else { continue };
-            self.bind(scope, name, annotation.map_or(Binding::Parameter, Binding::Annotated));
+            let binding = match annotation {
+                Some(ty) => Binding::Annotated(ty),
+                None => {
+                    // The docstring's word wins over the default (`n_cycles=7.0`
+                    // documented as `float | array-like`).
+                    let text = &self.text[name.byte_range()];
+                    let number = match documented.iter().find(|(n, _)| *n == text) {
+                        Some((_, ty)) => number_type(ty),
+                        None => param.kind() == "default_parameter" && param.child_by_field_name("value").is_some_and(number_literal),
+                    };
+                    if number { Binding::Number } else { Binding::Parameter }
+                }
+            };
+            self.bind(scope, name, binding);
         }
+    }
+
+    /// The docstring of a function definition: the text of the string that
+    /// is its body's first statement.
+    fn docstring(&self, function: Node<'t>) -> Option<&'t str> {
+        let body = function.child_by_field_name("body")?;
+        let first = body.named_child(0).filter(|s| s.kind() == "expression_statement")?;
+        let string = first.named_child(0).filter(|s| s.kind() == "string")?;
+        Some(&self.text[string.byte_range()])
     }
 
     fn collect_loop_target(&mut self, node: Node<'t>, scope: usize) {
@@ -846,7 +873,7 @@ impl<'t> Module<'t> {
         if let Some(local) = self.bindings.get(&(scope, name)) {
             // A function's parameters are its own: the module's names of the
             // same spelling are out of its sight.
-            if scope != MODULE_SCOPE && local.iter().any(|(_, b)| matches!(b, Binding::Parameter | Binding::Annotated(_)) ) {
+            if scope != MODULE_SCOPE && local.iter().any(|(_, b)| matches!(b, Binding::Parameter | Binding::Number | Binding::Annotated(_)) ) {
                 return before(local).or(Some(Binding::Parameter));
             }
             if let Some(b) = before(local) {
@@ -905,7 +932,7 @@ impl<'t> Module<'t> {
                 match self.lookup(scope, name, expr.start_byte()) {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
                     Some(Binding::Annotated(ty)) => self.annotation_value(ty),
-                    Some(Binding::LoopIndex) => Value::Scalar,
+                    Some(Binding::LoopIndex | Binding::Number) => Value::Scalar,
                     // One element of a few numbers (`lat, lon = point` for a
                     // `tuple[float, float]`); anything else is not known.
                     Some(Binding::Unpacked(rhs)) => match self.eval(rhs, scope, depth) {
@@ -1402,6 +1429,91 @@ mod tests {
 
 /// The name a parameter binds (`x`, `x: int`, `x=1`, `*args`, `**kwargs`);
 /// none for the bare `*` and `/` separators.
+/// A parameter's default is a number (`1`, `0.5`, `-3`, `1e-6`).
+fn number_literal(value: Node<'_>) -> bool {
+    match value.kind() {
+        "integer" | "float" => true,
+        "unary_operator" => value.child_by_field_name("argument").is_some_and(|a| matches!(a.kind(), "integer" | "float")),
+        _ => false,
+    }
+}
+
+/// The parameters a docstring documents, with the type it gives each, in
+/// the three usual styles: NumPy's (`name : int, optional`, `x, y : float`),
+/// Google's (`name (int): ...`) and Sphinx's (`:type name: int`,
+/// `:param int name:`).
+pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
+    for line in doc.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix(":type ") {
+            if let Some((name, ty)) = rest.split_once(':') {
+                if is_name(name.trim()) {
+                    out.push((name.trim(), ty.trim()));
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(":param ") {
+            if let Some((head, _)) = rest.split_once(':') {
+                if let Some((ty, name)) = head.trim().rsplit_once(' ') {
+                    if is_name(name) {
+                        out.push((name, ty.trim()));
+                    }
+                }
+            }
+            continue;
+        }
+        // Google: `name (int): ...` / `name (int, optional): ...`
+        if let Some((head, _)) = line.split_once("):") {
+            if let Some((name, ty)) = head.split_once(" (") {
+                if is_name(name.trim()) {
+                    out.push((name.trim(), ty.trim()));
+                    continue;
+                }
+            }
+        }
+        // NumPy: `name : type`, `a, b : type` (the colon set off by spaces).
+        if let Some((names, ty)) = line.split_once(" : ") {
+            let names: Vec<&str> = names.split(',').map(str::trim).collect();
+            if names.iter().all(|n| is_name(n)) {
+                out.extend(names.into_iter().map(|n| (n, ty.trim())));
+            }
+        }
+    }
+    out
+}
+
+/// A documented type that means one number: `int`, `float, optional`,
+/// `positive int or None`, `float, default=0.5`. Anything that also allows
+/// an array or a sequence (`float | array-like`, `int or tuple of int`) is not.
+pub(crate) fn number_type(ty: &str) -> bool {
+    let lower = ty.to_ascii_lowercase().replace('`', "").replace('~', "");
+    let mut numeric = false;
+    for part in lower.split([',', '|', ';']).flat_map(|p| p.split(" or ")) {
+        let part = part.trim().trim_end_matches('.');
+        if part.is_empty() || part == "optional" || part == "none" || part.starts_with("default") || part == "keyword-only" {
+            continue;
+        }
+        let words: Vec<&str> = part
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "positive" | "non-negative" | "nonnegative" | "strictly" | "python" | "a" | "an"))
+            .collect();
+        let [word] = words.as_slice() else { return false };
+        let word = word.trim_start_matches("numpy.").trim_start_matches("np.").trim_start_matches("numbers.");
+        if matches!(
+            word,
+            "int" | "float" | "bool" | "complex" | "integer" | "number" | "scalar" | "real" | "boolean" | "float32"
+                | "float64" | "int32" | "int64"
+        ) {
+            numeric = true;
+        } else {
+            return false;
+        }
+    }
+    numeric
+}
+
 pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
     match param.kind() {
         "identifier" => Some(param),
