@@ -148,7 +148,12 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         folded.extend(shape.inner.iter().copied());
-        let physics = shape.names.iter().filter(|n| PHYSICS.contains(&n.to_ascii_lowercase().as_str())).count();
+        // Distinct words: one accumulator named `acc` used three times is not a simulation.
+        let mut physics_words: Vec<String> =
+            shape.names.iter().map(|n| n.to_ascii_lowercase()).filter(|n| PHYSICS.contains(&n.as_str())).collect();
+        physics_words.sort_unstable();
+        physics_words.dedup();
+        let physics = physics_words.len();
         let has_dt = shape.names.iter().any(|n| *n == "dt" || *n == "delta_t" || *n == "timestep");
         if physics >= 2 && (has_dt || physics >= 3) {
             let lib = library(cx, "warp");
