@@ -141,3 +141,176 @@ fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Opt
     }
     None
 }
+
+/// Work that flows between the functions of a module, read from the whole
+/// tree after every analysis (so it never depends on which functions an edit
+/// re-analysed):
+///
+/// - a function that another calls inside a loop with one element or row of
+///   an array (`dist(a[i], b[j])`) works on that element: a kernel over its
+///   own small loop belongs in the caller, so its index-loop findings go;
+/// - a function that calls, inside a loop, a function of the module holding
+///   library work (an FFT, a solve, a fit) repeats that work on every pass:
+///   the loop is where the data should move to the GPU, once, so the call
+///   gets the callee's advice too.
+pub(crate) fn propagate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], findings: &mut Vec<Finding>) {
+    if findings.is_empty() {
+        return;
+    }
+    let root = tree.root_node();
+    let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(outermost_function);
+    // Index loops in functions called per element.
+    let mut per_element: HashMap<usize, bool> = HashMap::new();
+    findings.retain(|f| {
+        if !matches!(f.code, "NUMBA001" | "WARP001") {
+            return true;
+        }
+        let Some(function) = function_of(f) else { return true };
+        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, callers, function))
+    });
+    // Library work in functions that others call in loops.
+    let mut work: Vec<(Node<'_>, usize)> = Vec::new();
+    for (i, f) in findings.iter().enumerate() {
+        // Array work, whose data can stay on the GPU across the caller's
+        // loop (not a kernel of the callee's own loop, a file read or a fit).
+        if !matches!(f.code, "CUPY001" | "RAFT001" | "CUCIM001") {
+            continue;
+        }
+        if let Some(function) = function_of(f) {
+            // Point at the callee's heaviest work: its first call whose work
+            // per element is heavy, else its first.
+            let heavy = f.message.contains("work per element is heavy");
+            match work.iter_mut().find(|(w, _)| w.id() == function.id()) {
+                None => work.push((function, i)),
+                Some((_, first)) if heavy && !findings[*first].message.contains("work per element is heavy") => *first = i,
+                Some(_) => {}
+            }
+        }
+    }
+    let mut added: Vec<Finding> = Vec::new();
+    for (callee, i) in work {
+        let Some(name) = callee.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { continue };
+        let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
+        let source = &findings[i];
+        for (unit, calls) in callers {
+            if unit.id() == callee.id()
+                || !calls.iter().any(|c| c == name)
+                || unit_name(text, *unit).starts_with("test")
+                || draws(text, *unit)
+            {
+                continue;
+            }
+            let Some(call) = preorder(*unit).filter(|n| n.kind() == "call").find(|c| {
+                calls_by_name(text, *c, name, method) && loop_caller(*c, callee).is_some() && data_outlives_loop(text, *c)
+            }) else {
+                continue;
+            };
+            let Some(caller) = loop_caller(call, callee) else { continue };
+            // The caller's own advice for this library says it already.
+            let has_own = findings.iter().chain(&added).any(|f| {
+                f.library == source.library && caller.start_byte() <= f.range.start && f.range.start < caller.end_byte()
+            });
+            if has_own {
+                continue;
+            }
+            let line = text[..source.range.start].bytes().filter(|b| *b == b'\n').count() + 1;
+            let what = &text[source.range.clone()];
+            let what = if what.len() > 60 || what.contains('\n') { name } else { what };
+            added.push(Finding {
+                range: call.byte_range(),
+                code: source.code,
+                library: source.library,
+                severity: Severity::Info,
+                message: format!(
+                    "`{name}` (this module) does work on the CPU that runs on the GPU (`{what}`, line {line}; see the \
+                     advice there), and this loop calls it on every pass. Move its data to the GPU once, before the \
+                     loop, and keep it there across the calls: copying it each time would cost more than the GPU saves."
+                ),
+                fix: None,
+            });
+        }
+    }
+    findings.extend(added);
+}
+
+/// `function` is called inside a loop elsewhere in the module with an
+/// element or row of an array among its arguments (`f(x[i], y[j])`,
+/// `f(data[i, :])`).
+fn called_per_element(text: &str, callers: &[(Node<'_>, &[String])], function: Node<'_>) -> bool {
+    let Some(name) = function.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { return false };
+    let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
+    callers.iter().filter(|(unit, calls)| unit.id() != function.id() && calls.iter().any(|c| c == name)).any(|(unit, _)| {
+        preorder(*unit).filter(|n| n.kind() == "call").any(|call| {
+            calls_by_name(text, call, name, method) && loop_caller(call, function).is_some() && element_argument(text, call)
+        })
+    })
+}
+
+/// An argument of `call` is one element or row of an array: a subscript
+/// whose first index is a name or a number (`x[i]`, `x[i, :]`, `x[0]`).
+fn element_argument(text: &str, call: Node<'_>) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let mut cursor = args.walk();
+    let found = args.named_children(&mut cursor).any(|a| {
+        let a = if a.kind() == "keyword_argument" { a.child_by_field_name("value") } else { Some(a) };
+        a.filter(|a| a.kind() == "subscript").and_then(|s| s.child_by_field_name("subscript")).is_some_and(|index| {
+            let first = if index.kind() == "tuple" { index.named_child(0) } else { Some(index) };
+            first.is_some_and(|i| matches!(i.kind(), "identifier" | "integer"))
+        })
+    });
+    let _ = text;
+    found
+}
+
+/// The data `call` works on (its first positional argument, a name or an
+/// attribute) lives across the loop around it: bound before the loop and
+/// not bound again inside it (updating it in place, `a[:] = ...` or
+/// `a *= ...`, keeps it). Work on data the loop builds afresh each pass
+/// (a subgraph, a group's indices) is as small as those pieces.
+fn data_outlives_loop(text: &str, call: Node<'_>) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let mut cursor = args.walk();
+    let first = args.named_children(&mut cursor).find(|a| a.kind() != "comment");
+    let Some(first) = first.filter(|a| matches!(a.kind(), "identifier" | "attribute")) else { return false };
+    let name = &text[first.byte_range()];
+    let mut current = call.parent();
+    let the_loop = loop {
+        let Some(n) = current else { return false };
+        match n.kind() {
+            "for_statement" | "while_statement" => break n,
+            "function_definition" | "lambda" => return false,
+            _ => current = n.parent(),
+        }
+    };
+    let binds = |target: Node<'_>| {
+        preorder(target).any(|t| matches!(t.kind(), "identifier" | "attribute") && &text[t.byte_range()] == name && {
+            // `a[i] = ...` and `a.b = ...` write into `a`; they do not rebind it.
+            t.parent().is_none_or(|p| !matches!(p.kind(), "subscript" | "attribute"))
+        })
+    };
+    if the_loop.kind() == "for_statement" && the_loop.child_by_field_name("left").is_some_and(|l| binds(l)) {
+        return false;
+    }
+    let rebound = preorder(the_loop).any(|n| {
+        n.kind() == "assignment" && n.child_by_field_name("left").is_some_and(|l| l.kind() != "subscript" && binds(l))
+    });
+    !rebound
+}
+
+/// A function draws a plot: it calls into a plotting library (`plt.plot`,
+/// `sns.heatmap`) or onto axes and figures, or is named for plotting. What
+/// it computes is what gets drawn (small), and the time goes to the drawing.
+fn draws(text: &str, unit: Node<'_>) -> bool {
+    let name = unit_name(text, unit).to_ascii_lowercase();
+    if name.split('_').any(|w| matches!(w, "plot" | "plots" | "plotting" | "draw" | "show")) {
+        return true;
+    }
+    preorder(unit).filter(|n| n.kind() == "call").any(|call| {
+        let callee = call.child_by_field_name("function").map_or("", |f| &text[f.byte_range()]);
+        let (object, method) = callee.rsplit_once('.').unwrap_or(("", callee));
+        let root = object.split('.').next().unwrap_or("");
+        matches!(root, "plt" | "sns" | "matplotlib" | "seaborn" | "plotly" | "px" | "go" | "bokeh" | "altair" | "alt")
+            || (matches!(object, "ax" | "axes" | "fig" | "axis")
+                && matches!(method, "plot" | "scatter" | "bar" | "hist" | "imshow" | "set_xlabel" | "set_ylabel" | "set_title" | "savefig" | "legend" | "fill_between"))
+    })
+}

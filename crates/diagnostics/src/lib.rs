@@ -919,6 +919,7 @@ fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, 
 /// (`callers`: functions with the names they call; `module`: its calls at
 /// module level are the script's own), and places the fixes' imports.
 fn finish(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], module: &Module<'_>, mut findings: Vec<Finding>) -> Vec<Finding> {
+    hot::propagate(text, tree, callers, &mut findings);
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
     hot::annotate(text, tree, callers, module, &mut findings);
