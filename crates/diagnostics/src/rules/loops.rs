@@ -23,12 +23,21 @@ const PHYSICS: &[&str] = &[
 fn allowed_call(callee: &str) -> bool {
     // `be.min(x[lo:hi])`, `window.mean()`: a reduction or math function by
     // NumPy's name, on an array or through an array-API namespace.
-    let math_method = callee.split_once('.').is_some_and(|(object, method)| {
-        !object.is_empty()
-            && object.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && matches!(method, "min" | "max" | "sum" | "mean" | "abs" | "sqrt" | "exp" | "log" | "argmin" | "argmax")
+    // Also an array's own methods that Numba compiles (`row.nonzero()`,
+    // `x[i].any()`), on a name or one element or row of an array.
+    let math_method = callee.rsplit_once('.').is_some_and(|(object, method)| {
+        let base = object.split('[').next().unwrap_or("");
+        !base.is_empty()
+            && base.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && (object.len() == base.len() || object.ends_with(']'))
+            && matches!(
+                method,
+                "min" | "max" | "sum" | "mean" | "abs" | "sqrt" | "exp" | "log" | "argmin" | "argmax" | "nonzero"
+                    | "any" | "all" | "std" | "var" | "prod" | "argsort" | "cumsum" | "dot" | "astype" | "copy"
+                    | "ravel" | "reshape" | "flatten"
+            )
     });
-    matches!(callee, "abs" | "min" | "max" | "int" | "float" | "round" | "pow" | "bool" | "range" | "len")
+    matches!(callee, "abs" | "min" | "max" | "int" | "float" | "round" | "pow" | "bool" | "range" | "len" | "zip" | "enumerate")
         || math_method
         || callee.starts_with("math.")
         || callee.starts_with("cmath.")
@@ -64,6 +73,9 @@ struct Shape<'t> {
     inner: Vec<usize>,
     /// The one statement of the body, when it has one.
     single: Option<Node<'t>>,
+    /// The body loops in Python itself (over neighbours, over a row's
+    /// entries): each pass is a thread's own loop, not one vectorised operation.
+    inner_loop: bool,
 }
 
 pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
@@ -96,6 +108,26 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         let outer = shape.vars[0];
+        let element = enumerate_element(module, site.node);
+        // A loop that never uses its index (nor its element) repeats a step:
+        // iterations of a solver or a filter, not work over array indices.
+        if !shape.names.iter().any(|n| *n == outer || Some(*n) == element) {
+            continue;
+        }
+        // An accumulator is bound outside the loop: a name the body binds
+        // afresh, or the element itself (`out *= w` on each array of a
+        // list), is updated within one pass.
+        let mut shape = shape;
+        let locals = shape.locals.clone();
+        shape.reductions.retain(|r| !locals.contains(r) && Some(*r) != element);
+        // An accumulator the body also reads (`v += step(v)`) feeds each pass
+        // the last one's result: a recurrence, not a reduction.
+        let fed_back = shape.reductions.iter().any(|r| {
+            shape.names.iter().filter(|n| *n == r).count() > shape.reductions.iter().filter(|x| *x == r).count()
+        });
+        if fed_back {
+            continue;
+        }
         let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer));
         let writes_own: Vec<_> = shape.writes.iter().filter(|(_, idx)| own(idx)).collect();
         if writes_own.is_empty() && shape.reductions.is_empty() {
@@ -107,14 +139,32 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let sliced = |array: &String, idx: &Vec<String>| {
             idx.iter().any(|i| i.contains(':') || i == "...") || shape.vector_writes.contains(array)
         };
-        if shape.reductions.is_empty() && writes_own.iter().all(|(array, idx)| sliced(array, idx)) {
+        if shape.reductions.is_empty() && !shape.inner_loop && writes_own.iter().all(|(array, idx)| sliced(array, idx)) {
             continue;
         }
         // A read of a written array at another index that moves with the loop: iterations depend on each other.
-        let carried = shape.writes.iter().any(|(array, w)| {
-            shape.reads.iter().any(|(a, r)| {
-                a == array && r != w && r.iter().any(|i| shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v)))
-            })
+        // (Against every write of that array: reading `out[i, 1:]` where the
+        // body writes `out[i, 0]` and `out[i, 1:]` is its own row; trailing
+        // whole-axis slices name the same elements: `out[i, :]` is `out[i]`.)
+        fn position(idx: &[String]) -> Vec<&str> {
+            let mut idx: Vec<&str> = idx.iter().map(String::as_str).collect();
+            while idx.last().is_some_and(|i| matches!(*i, ":" | "...")) {
+                idx.pop();
+            }
+            idx
+        }
+        let moving = |i: &String| shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v));
+        // The same row: the same first index, and past it only fixed
+        // positions or slices (`out[i, 0]` and `out[i, 1:]`).
+        let same_row = |r: &[&str], w: &[&str]| {
+            r.first() == w.first() && r.iter().skip(1).chain(w.iter().skip(1)).all(|i| !shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v)))
+        };
+        let carried = shape.reads.iter().any(|(a, r)| {
+            r.iter().any(moving)
+                && shape.writes.iter().filter(|(array, _)| array == a).any(|(_, w)| {
+                    let (r, w) = (position(r), position(w));
+                    r != w && !same_row(&r, &w)
+                })
         });
         // It reads what an enclosing loop writes, at another index: each pass
         // gathers the enclosing recurrence's earlier results (lagged values).
@@ -270,6 +320,8 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
         let mut descend = true;
         match node.kind() {
             "function_definition" | "class_definition" | "lambda" => block(&mut shape, "defines a function"),
+            // Leaving an inner loop early is a thread's own business.
+            "break_statement" if inside_inner_loop(node, node_body) => {}
             "return_statement" | "break_statement" | "yield" | "raise_statement" | "try_statement" | "with_statement"
             | "global_statement" | "nonlocal_statement" | "await" | "delete_statement" | "while_statement"
             | "print_statement" | "exec_statement" | "import_statement" | "import_from_statement" => {
@@ -282,9 +334,24 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             }
             "for_statement" => {
                 // An inner range loop (over neighbours, say) runs inside one thread.
-                if range_loop(cx, node, site.scope).is_none() {
+                // So does one over the entries of arrays side by side
+                // (`for v, j in zip(row.data, row.indices)`).
+                if range_loop(cx, node, site.scope).is_none() && !zip_of_arrays(cx, node) {
                     block(&mut shape, "iterates over a Python collection");
                 }
+                // Its variables are indices built in the body, and its
+                // passes work entry by entry where it indexes with them.
+                let targets: Vec<&str> = node
+                    .child_by_field_name("left")
+                    .map(|l| gpulens_syntax::preorder(l).filter(|t| t.kind() == "identifier").map(|t| module.text_of(t)).collect())
+                    .unwrap_or_default();
+                if let Some(inner_body) = node.child_by_field_name("body") {
+                    shape.inner_loop |= gpulens_syntax::preorder(inner_body).any(|n| {
+                        n.kind() == "subscript"
+                            && n.child_by_field_name("subscript").is_some_and(|i| targets.contains(&module.text_of(i)))
+                    });
+                }
+                shape.locals.extend(targets);
             }
             "call" => {
                 let callee = node.child_by_field_name("function").map_or("", |f| module.text_of(f));
@@ -303,8 +370,12 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                                 shape.writes.push(access);
                             }
                         }
+                        // `total += x[i]`; an array updated whole (`vals |= bits << k`,
+                        // `v -= step`) is one vectorised operation per pass, not a reduction.
                         "identifier" if node.kind() == "augmented_assignment" => {
-                            shape.reductions.push(module.text_of(left))
+                            if !matches!(module.value(left, site.scope), Value::Array(_)) {
+                                shape.reductions.push(module.text_of(left))
+                            }
                         }
                         "identifier" => shape.locals.push(module.text_of(left)),
                         _ => block(&mut shape, "unpacks values"),
@@ -532,4 +603,32 @@ fn literal_dims(text: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// `node` sits inside a loop nested in `body` (the loop's own body).
+fn inside_inner_loop(node: Node<'_>, body: Node<'_>) -> bool {
+    let mut current = node.parent();
+    while let Some(n) = current {
+        if n.id() == body.id() {
+            return false;
+        }
+        if matches!(n.kind(), "for_statement" | "while_statement") {
+            return true;
+        }
+        current = n.parent();
+    }
+    false
+}
+
+/// `for a, b in zip(x, y)` over arrays (names, attributes or elements of
+/// them, not calls' results or literals): the entries of arrays side by side.
+fn zip_of_arrays(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
+    let module = cx.module;
+    let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "call") else { return false };
+    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("zip") {
+        return false;
+    }
+    let Some(args) = right.child_by_field_name("arguments") else { return false };
+    let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).filter(|n| n.kind() != "comment").collect();
+    !args.is_empty() && args.iter().all(|a| matches!(a.kind(), "identifier" | "attribute" | "subscript"))
 }
