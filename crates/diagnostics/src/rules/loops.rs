@@ -296,7 +296,8 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
     // `for i, x in enumerate(items)`: an element measured, indexed or asked
     // for attributes (`len(x)`, `x[0]`, `x.name`) is a Python object or a
     // whole row, not one number a thread can take.
-    if let Some(element) = enumerate_element(module, site.node) {
+    // (Over `zip` of arrays, the element is a tuple of numbers: `w[0]` picks one.)
+    if let Some(element) = enumerate_element(module, site.node).filter(|_| !enumerates_zip(cx, site.node, site.scope)) {
         let object_use = gpulens_syntax::preorder(node_body).filter(|n| n.kind() == "identifier" && module.text_of(*n) == element).any(|n| {
             let Some(parent) = module.parent(n) else { return false };
             match parent.kind() {
@@ -463,6 +464,9 @@ fn enumerate_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Opt
     let [iterable] = args.as_slice() else { return None };
     if !matches!(iterable.kind(), "identifier" | "attribute" | "subscript") {
         return None;
+    }
+    if enumerates_zip(cx, node, scope) {
+        return Some((module.text_of(*index), None));
     }
     match module.value(*iterable, scope) {
         Value::Array(n) => Some((module.text_of(*index), n)),
@@ -631,4 +635,20 @@ fn zip_of_arrays(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
     let Some(args) = right.child_by_field_name("arguments") else { return false };
     let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).filter(|n| n.kind() != "comment").collect();
     !args.is_empty() && args.iter().all(|a| matches!(a.kind(), "identifier" | "attribute" | "subscript"))
+}
+
+/// `for i, w in enumerate(windows)` where `windows = zip(starts, stops)`:
+/// the entries of arrays side by side, numbered.
+fn enumerates_zip(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
+    let module = cx.module;
+    let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "call") else { return false };
+    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("enumerate") {
+        return false;
+    }
+    let Some(iterable) = right.child_by_field_name("arguments").and_then(|a| a.named_child(0)) else { return false };
+    if iterable.kind() != "identifier" {
+        return false;
+    }
+    let defined = module.defining_text(iterable, scope);
+    defined.starts_with("zip(") && !std::ptr::eq(defined, module.text_of(iterable))
 }
