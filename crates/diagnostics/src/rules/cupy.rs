@@ -229,7 +229,8 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
     let api = call.api;
     let chain = chains.get(&call.site.node.id()).copied().unwrap_or(0);
     let heavy = api.heavy && !light_product(call);
-    if !heavy && chain < CHAIN {
+    let repeated = if !heavy && chain < CHAIN { block_read_in_loop(call) } else { None };
+    if !heavy && chain < CHAIN && repeated.is_none() {
         return;
     }
     let gpu = api.gpu.as_deref().unwrap_or_default();
@@ -238,6 +239,12 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
         format!(
             " Its work per element is heavy, so the GPU pays off even counting the copy there and back.{}",
             fp64_phrase(call.cx)
+        )
+    } else if let Some(array) = repeated {
+        format!(
+            " It runs on every pass of the loop around it, each time over a block of the same array (`{array}`): moved \
+             once, before the loop, that array stays on the GPU across the passes (one cheap operation alone would lose \
+             to the copies)."
         )
     } else {
         format!(
@@ -277,4 +284,52 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
             install(call.cx, lib),
         ),
     ));
+}
+
+/// The call sits in a loop and reads a block over a whole axis
+/// (`k[:, mask]`, `x[rows, :]`) of an array the loop does not bind: the same array is worked over on every
+/// pass, so it can move to the GPU once and stay there. Its name.
+fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<&'t str> {
+    let module = call.cx.module;
+    let node = call.site.node;
+    if call.site.loop_depth == 0 {
+        return None;
+    }
+    let mut current = node.parent();
+    let the_loop = loop {
+        let n = current?;
+        match n.kind() {
+            "for_statement" | "while_statement" => break n,
+            "function_definition" | "lambda" | "class_definition" => return None,
+            _ => current = n.parent(),
+        }
+    };
+    let args = node.child_by_field_name("arguments")?;
+    let bound_in_loop = |name: &str| {
+        let target = |t: Node<'_>| gpulens_syntax::preorder(t).any(|i| i.kind() == "identifier" && module.text_of(i) == name);
+        (the_loop.kind() == "for_statement" && the_loop.child_by_field_name("left").is_some_and(target))
+            || gpulens_syntax::preorder(the_loop).any(|n| {
+                matches!(n.kind(), "assignment" | "augmented_assignment")
+                    && n.child_by_field_name("left").is_some_and(|l| l.kind() != "subscript" && target(l))
+            })
+    };
+    let found = gpulens_syntax::preorder(args).find(|n| {
+        n.kind() == "subscript"
+            && n.child_by_field_name("value").is_some_and(|v| v.kind() == "identifier")
+            // A whole axis (`k[:, mask]`): a window (`x[lo:hi]`) moving with
+            // the loop is a small piece each pass.
+            && {
+                let mut cursor = n.walk();
+                let whole_axis = n.children_by_field_name("subscript", &mut cursor).any(|i| {
+                    i.kind() == "slice" && module.text_of(i).chars().all(|c| c == ':' || c.is_whitespace())
+                });
+                whole_axis
+            }
+            && {
+                let v = n.child_by_field_name("value").expect("checked");
+                let name = module.text_of(v);
+                !bound_in_loop(name) && !matches!(module.value(v, call.site.scope), crate::semantic::Value::Scalar | crate::semantic::Value::Int(_))
+            }
+    })?;
+    found.child_by_field_name("value").map(|v| module.text_of(v))
 }
