@@ -328,6 +328,9 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             | "print_statement" | "exec_statement" | "import_statement" | "import_from_statement" => {
                 block(&mut shape, node.kind())
             }
+            // A gather of numbers (`[img[p[0], p[1]] for p in points]`): a
+            // thread's own small buffer of array elements.
+            "list_comprehension" if gathers_elements(node) => descend = false,
             "string" | "concatenated_string" | "dictionary" | "list" | "set" | "list_comprehension"
             | "dictionary_comprehension" | "set_comprehension" | "generator_expression" => {
                 block(&mut shape, "Python objects");
@@ -379,6 +382,17 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                             }
                         }
                         "identifier" => shape.locals.push(module.text_of(left)),
+                        // `values, counts = np.unique(...)`: the arrays a NumPy call returns.
+                        "pattern_list" | "tuple_pattern"
+                            if node.child_by_field_name("right").is_some_and(|r| {
+                                r.kind() == "call"
+                                    && r.child_by_field_name("function")
+                                        .is_some_and(|f| matches!(module.text_of(f).split('.').next(), Some("np" | "numpy")))
+                            }) && left.named_children(&mut left.walk()).all(|n| n.kind() == "identifier") =>
+                        {
+                            let names: Vec<&str> = left.named_children(&mut left.walk()).map(|n| module.text_of(n)).collect();
+                            shape.locals.extend(names);
+                        }
                         _ => block(&mut shape, "unpacks values"),
                     }
                 }
@@ -651,4 +665,18 @@ fn enumerates_zip(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
     }
     let defined = module.defining_text(iterable, scope);
     defined.starts_with("zip(") && !std::ptr::eq(defined, module.text_of(iterable))
+}
+
+/// A list comprehension that gathers array elements: its element is a
+/// subscript (`data[c[0], c[1]]`) and it iterates over a name, with no
+/// condition and no calls.
+fn gathers_elements(node: Node<'_>) -> bool {
+    let Some(body) = node.child_by_field_name("body") else { return false };
+    let mut cursor = node.walk();
+    let clauses: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|c| c.id() != body.id()).collect();
+    body.kind() == "subscript"
+        && !gpulens_syntax::preorder(node).any(|n| n.kind() == "call")
+        && clauses.len() == 1
+        && clauses[0].kind() == "for_in_clause"
+        && clauses[0].child_by_field_name("right").is_some_and(|r| r.kind() == "identifier")
 }
