@@ -153,12 +153,12 @@ fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Opt
 ///   library work (an FFT, a solve, a fit) repeats that work on every pass:
 ///   the loop is where the data should move to the GPU, once, so the call
 ///   gets the callee's advice too.
-pub(crate) fn propagate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], findings: &mut Vec<Finding>) {
+pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[String])], module: &Module<'t>, findings: &mut Vec<Finding>) {
     if findings.is_empty() {
         return;
     }
     let root = tree.root_node();
-    let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(outermost_function);
+    let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| outermost_function(module, n));
     // Index loops in functions called per element.
     let mut per_element: HashMap<usize, bool> = HashMap::new();
     findings.retain(|f| {
@@ -166,7 +166,7 @@ pub(crate) fn propagate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String]
             return true;
         }
         let Some(function) = function_of(f) else { return true };
-        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, callers, function))
+        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, callers, module, function))
     });
     // Library work in functions that others call in loops.
     let mut work: Vec<(Node<'_>, usize)> = Vec::new();
@@ -201,11 +201,11 @@ pub(crate) fn propagate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String]
                 continue;
             }
             let Some(call) = preorder(*unit).filter(|n| n.kind() == "call").find(|c| {
-                calls_by_name(text, *c, name, method) && loop_caller(*c, callee).is_some() && data_outlives_loop(text, *c)
+                calls_by_name(text, *c, name, method) && loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, *c)
             }) else {
                 continue;
             };
-            let Some(caller) = loop_caller(call, callee) else { continue };
+            let Some(caller) = loop_caller(module, call, callee) else { continue };
             // The caller's own advice for this library says it already.
             let has_own = findings.iter().chain(&added).any(|f| {
                 f.library == source.library && caller.start_byte() <= f.range.start && f.range.start < caller.end_byte()
@@ -236,12 +236,12 @@ pub(crate) fn propagate(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String]
 /// `function` is called inside a loop elsewhere in the module with an
 /// element or row of an array among its arguments (`f(x[i], y[j])`,
 /// `f(data[i, :])`).
-fn called_per_element(text: &str, callers: &[(Node<'_>, &[String])], function: Node<'_>) -> bool {
+fn called_per_element<'t>(text: &str, callers: &[(Node<'t>, &[String])], module: &Module<'t>, function: Node<'_>) -> bool {
     let Some(name) = function.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { return false };
     let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
     callers.iter().filter(|(unit, calls)| unit.id() != function.id() && calls.iter().any(|c| c == name)).any(|(unit, _)| {
         preorder(*unit).filter(|n| n.kind() == "call").any(|call| {
-            calls_by_name(text, call, name, method) && loop_caller(call, function).is_some() && element_argument(text, call)
+            calls_by_name(text, call, name, method) && loop_caller(module, call, function).is_some() && element_argument(text, call)
         })
     })
 }

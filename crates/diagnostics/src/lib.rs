@@ -503,12 +503,14 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             // on its own below.)
             let (mut makes, mut reads_arrays, mut reads_tables) = (None, false, false);
             // Light array operations (`np.sum`, `np.abs`) are reported only
-            // in a chain of several statements.
-            let mut light = 0;
+            // in a chain of several statements, or in a loop (over a block
+            // of an array the loop keeps).
+            let (mut light, mut loops) = (0, false);
             for part in &code {
                 for_each_name(part, |token| match token {
                     _ if starts => {}
                     "range" | "enumerate" => ranges = true,
+                    "for" | "while" => loops = true,
                     "self" => self_attributes = true,
                     "synchronize" | "copy_to_host" => starts = true,
                     _ => {
@@ -533,7 +535,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             };
             let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
             let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
-            let chain = light >= rules::CUPY_CHAIN;
+            let chain = light >= rules::CUPY_CHAIN || (light > 0 && loops);
             !(starts || chain || reads_values || loop_writes || (model_work && self_attributes))
         })
         .collect();
@@ -919,7 +921,7 @@ fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, 
 /// (`callers`: functions with the names they call; `module`: its calls at
 /// module level are the script's own), and places the fixes' imports.
 fn finish(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], module: &Module<'_>, mut findings: Vec<Finding>) -> Vec<Finding> {
-    hot::propagate(text, tree, callers, &mut findings);
+    hot::propagate(text, tree, callers, module, &mut findings);
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
     hot::annotate(text, tree, callers, module, &mut findings);

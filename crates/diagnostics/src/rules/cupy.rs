@@ -22,8 +22,9 @@ use crate::Finding;
 pub(crate) const CHAIN: u32 = 3;
 
 /// Whether a call of `api` is reported only as part of a chain of at least
-/// [`CHAIN`] statements with array operations in one function: a CuPy
-/// candidate whose work per element is light. (The pre-scan counts them.)
+/// [`CHAIN`] statements with array operations in one function, or in a loop
+/// (see `block_read_in_loop`): a CuPy candidate whose work per element is
+/// light. (The pre-scan counts them.)
 pub(crate) fn light_array_operation(api: &gpulens_knowledge::ApiMapping) -> bool {
     matches!(api.library.as_str(), "cupy" | "raft") && matches!(api.kind, ApiKind::Compute | ApiKind::Generate) && !api.heavy
 }
