@@ -159,6 +159,14 @@ pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[
     }
     let root = tree.root_node();
     let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| outermost_function(module, n));
+    // The functions calling each name in a loop's reach, looked up by name
+    // (one pass over `callers`, not one per function with findings).
+    let mut calling: HashMap<&str, Vec<(Node<'t>, &[String])>> = HashMap::new();
+    for (unit, calls) in callers {
+        for name in calls.iter() {
+            calling.entry(name.as_str()).or_default().push((*unit, *calls));
+        }
+    }
     // Index loops in functions called per element.
     let mut per_element: HashMap<usize, bool> = HashMap::new();
     findings.retain(|f| {
@@ -166,7 +174,7 @@ pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[
             return true;
         }
         let Some(function) = function_of(f) else { return true };
-        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, callers, module, function))
+        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, &calling, module, function))
     });
     // Library work in functions that others call in loops.
     let mut work: Vec<(Node<'_>, usize)> = Vec::new();
@@ -192,9 +200,8 @@ pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[
         let Some(name) = callee.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { continue };
         let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
         let source = &findings[i];
-        for (unit, calls) in callers {
+        for (unit, _) in calling.get(name).map_or(&[][..], |c| &c[..]) {
             if unit.id() == callee.id()
-                || !calls.iter().any(|c| c == name)
                 || unit_name(text, *unit).starts_with("test")
                 || draws(text, *unit)
             {
@@ -236,10 +243,16 @@ pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[
 /// `function` is called inside a loop elsewhere in the module with an
 /// element or row of an array among its arguments (`f(x[i], y[j])`,
 /// `f(data[i, :])`).
-fn called_per_element<'t>(text: &str, callers: &[(Node<'t>, &[String])], module: &Module<'t>, function: Node<'_>) -> bool {
+fn called_per_element<'t>(
+    text: &str,
+    calling: &HashMap<&str, Vec<(Node<'t>, &[String])>>,
+    module: &Module<'t>,
+    function: Node<'_>,
+) -> bool {
     let Some(name) = function.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { return false };
     let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
-    callers.iter().filter(|(unit, calls)| unit.id() != function.id() && calls.iter().any(|c| c == name)).any(|(unit, _)| {
+    let callers = calling.get(name).map_or(&[][..], |c| &c[..]);
+    callers.iter().filter(|(unit, _)| unit.id() != function.id()).any(|(unit, _)| {
         preorder(*unit).filter(|n| n.kind() == "call").any(|call| {
             calls_by_name(text, call, name, method) && loop_caller(module, call, function).is_some() && element_argument(text, call)
         })
