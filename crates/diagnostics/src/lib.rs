@@ -384,17 +384,6 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             return None; // an import it can't read
         }
     }
-    let spells_entry = |targets: &[String], chain: &[&str]| {
-        targets.iter().any(|target| {
-            let mut name = target.clone();
-            knowledge.api(&name).is_some()
-                || chain.iter().any(|part| {
-                    name.push('.');
-                    name.push_str(part);
-                    knowledge.api(&name).is_some()
-                })
-        })
-    };
     // How `token` (in a function's `code`) starts a rule, if it does: it
     // names a live name or spells an entry some rule reports on, or every
     // entry it spells only makes a value (see [`makes_value_only`]).
@@ -435,19 +424,6 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         }
         found
     };
-    // Whether `token` (in `code`) names a live name, or starts a dotted name
-    // from an import (of the module, or in `local`) that spells a
-    // knowledge-base entry.
-    let starts_from = |code: &str, token: &str, live: &FxHashSet<&str>, local: &FxHashMap<&str, Vec<String>>| {
-        if live.contains(token) {
-            return true;
-        }
-        let end = token.as_ptr() as usize - code.as_ptr() as usize + token.len();
-        [imported.get(token), local.get(token)]
-            .into_iter()
-            .flatten()
-            .any(|targets| spells_entry(targets, &dotted_chain(&code.as_bytes()[end..])))
-    };
     // Live names, bound outside the functions where their value can't be
     // read (a loop's target, `as`), or by a statement that starts from the
     // libraries (everything it assigns to).
@@ -455,7 +431,8 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
     let none = FxHashMap::default();
     let names_a_start = |code: &str, live: &FxHashSet<&str>| {
         let mut found = false;
-        for_each_name(code, |token| found = found || starts_from(code, token, live, &none));
+        // (Any start counts here: a value made at module level is read anywhere.)
+        for_each_name(code, |token| found = found || start_in_function(code, token, &none, live).is_some());
         found
     };
     let bound: Vec<(Vec<&str>, Vec<&str>)> = statements.iter().map(|parts| bound_names(parts)).collect();
