@@ -238,7 +238,7 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
         return None;
     }
     // The GPU rules apply in tests too, and read kernels anywhere.
-    let gpu_code = names_gpu_library(text);
+    let gpu_code = imports_gpu_library(text);
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
     let mut irrelevant = vec![false; skipped.len()];
@@ -733,36 +733,49 @@ fn has_stray_characters(text: &str) -> bool {
 /// Reads the import statements of `code` (`import a.b as c`, `from a
 /// import b as c, d`), calling `bind(local name, qualified target)` for
 /// each name bound; `false` when some `import` is not in a form it reads
-/// (the caller must then assume the worst). Relative imports bind nothing
-/// the rules know.
+/// (the caller must then assume the worst). Strings and comments are not
+/// read, and a backslash line break is a space. Relative imports bind
+/// nothing the rules know, and neither does `from a import *` (the
+/// analysis resolves no name through one).
 fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> bool {
+    // The code with its strings and comments blanked, and its backslash
+    // line breaks: the same length, so offsets carry over.
+    let Some(plain) = without_strings(code) else { return false };
+    let mut plain = plain.into_bytes();
+    let mut i = 0;
+    while i < plain.len() {
+        if plain[i] == b'\\' {
+            let end = match &plain[i + 1..] {
+                [b'\r', b'\n', ..] => i + 3,
+                [b'\n' | b'\r', ..] => i + 2,
+                _ => return false, // a backslash outside a string is only a line break
+            };
+            plain[i..end].iter_mut().for_each(|b| *b = b' ');
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    let Ok(plain) = String::from_utf8(plain) else { return false };
     let mut ok = true;
     let mut offsets = Vec::new();
-    for_each_name(code, |token| {
+    for_each_name(&plain, |token| {
         if token == "import" {
-            offsets.push(token.as_ptr() as usize - code.as_ptr() as usize);
+            offsets.push(token.as_ptr() as usize - plain.as_ptr() as usize);
         }
     });
-    let code = code.as_bytes();
+    let bytes = plain.as_bytes();
     for at in offsets {
-        let line_start = code[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let head = std::str::from_utf8(&code[line_start..at]).unwrap_or("#").trim();
+        let line_start = bytes[..at].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);
+        let head = plain[line_start..at].trim();
         // The names after `import`, to the end of the line or the closing bracket.
-        let rest = &code[at + "import".len()..];
-        let open = rest.iter().position(|b| !matches!(b, b' ' | b'\t')).is_some_and(|i| rest[i] == b'(');
-        let end = if open {
-            rest.iter().position(|&b| b == b')')
-        } else {
-            Some(rest.iter().position(|&b| b == b'\n' || b == b';').unwrap_or(rest.len()))
-        };
+        let rest = &plain[at + "import".len()..];
+        let open = rest.trim_start_matches([' ', '\t']).starts_with('(');
+        let end = if open { rest.find(')') } else { Some(rest.find(['\n', '\r', ';']).unwrap_or(rest.len())) };
         let Some(end) = end else { return false };
-        let Ok(list) = std::str::from_utf8(&rest[..end]) else { return false };
-        let list = list.trim().trim_start_matches('(');
-        if list.contains(['\\', '#', '"', '\'']) {
-            return false;
-        }
+        let list = rest[..end].trim().trim_start_matches('(');
         let from = match head.strip_prefix("from ").map(str::trim) {
-            Some(module) => match module.strip_suffix(" ").unwrap_or(module) {
+            Some(module) => match module {
                 m if m.starts_with('.') => continue,
                 m if is_dotted(m) => Some(m),
                 _ => return false,
@@ -781,12 +794,14 @@ fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> b
             if !is_dotted(what) && what != "*" {
                 return false;
             }
+            // The same word in `code`.
             let name_at = |word: &str| {
-                let offset = word.as_ptr() as usize - code.as_ptr() as usize;
-                std::str::from_utf8(&code[offset..offset + word.len()]).expect("a slice of valid text")
+                let offset = word.as_ptr() as usize - plain.as_ptr() as usize;
+                &code[offset..offset + word.len()]
             };
             match (from, alias) {
-                (Some(_), _) if what == "*" => ok = false,
+                (Some(_), None) if what == "*" => {}
+                (None, _) | (Some(_), Some(_)) if what == "*" => ok = false,
                 (Some(module), alias) => bind(name_at(alias.unwrap_or(what)), format!("{module}.{what}")),
                 (None, Some(alias)) => bind(name_at(alias), what.to_string()),
                 (None, None) => {
@@ -1561,6 +1576,47 @@ pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
 /// Whether `text` names one of the GPU libraries anywhere (a byte scan).
 pub(crate) fn names_gpu_library(text: &str) -> bool {
     GPU_MODULES.iter().any(|m| text.contains(m))
+}
+
+/// Whether some statement of `text` may import a GPU library (the
+/// analysis's [`Module::mentions_gpu_library`] can only be true then): a
+/// GPU module's name, as a whole word not after a dot, on a line (joined
+/// over backslash breaks) whose statement begins `import`, or begins `from`
+/// with the name before its `import`. Read from the bytes, so a docstring's
+/// example line counts too.
+pub(crate) fn imports_gpu_library(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    GPU_MODULES.iter().any(|m| {
+        text.match_indices(m).any(|(at, _)| {
+            let end = at + m.len();
+            if (at > 0 && (word(bytes[at - 1]) || bytes[at - 1] == b'.')) || bytes.get(end).is_some_and(|&b| word(b)) {
+                return false;
+            }
+            // The logical line up to the name.
+            let mut start = at;
+            loop {
+                start = bytes[..start].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);
+                let before = bytes[..start].iter().rev().skip_while(|&&b| b == b'\n' || b == b'\r').next();
+                if start == 0 || before != Some(&b'\\') {
+                    break;
+                }
+                start -= 1;
+                while start > 0 && matches!(bytes[start - 1], b'\n' | b'\r') {
+                    start -= 1;
+                }
+            }
+            // Its statement: after the last `;` or `:` (`try: import cupy`).
+            let line = &text[start..at];
+            let statement = line.rsplit([';', ':']).next().unwrap_or(line).trim_start();
+            let first = statement.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+            match first {
+                "import" => true,
+                "from" => !statement.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "import"),
+                _ => false,
+            }
+        })
+    })
 }
 
 /// GPU libraries whose use the `GPU…` rules check.
