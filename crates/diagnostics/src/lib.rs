@@ -202,23 +202,32 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     if !might_have_findings(text, Knowledge::get()) {
         return Vec::new();
     }
-    if let Some((tree, hidden, unwalked)) = parse_what_matters(text) {
-        let findings = check_once(text, &tree, settings, gpu, &hidden, &unwalked, with_fixes);
-        // A rewrite of module-level code looks at every function that uses
-        // its variables, skipped ones too.
-        if !findings.iter().any(|f| f.fix.is_some()) {
-            return findings;
-        }
-        let units = definition_units(&tree);
+    // Hotness, and the advice a loop gets for calling a function with
+    // findings, read the callers of the functions with findings: parsed
+    // first without the functions that only call others, then again with
+    // those calling a function that turned out to have findings (rarely).
+    let mut callers_of: FxHashSet<String> = FxHashSet::default();
+    for _ in 0..4 {
+        let Some(parsed) = parse_what_matters(text, &callers_of) else { break };
+        let findings = check_once(text, &parsed.tree, settings, gpu, &parsed.hidden, &parsed.unwalked, with_fixes);
+        let units = definition_units(&parsed.tree);
         // (Units are sorted and disjoint: the one that could hold a finding
         // is the last to start at or before it.)
-        let module_level = |f: &Finding| {
+        let unit_of = |f: &Finding| {
             let i = units.partition_point(|(_, range, _, _)| range.start <= f.range.start);
-            !(i > 0 && units[i - 1].1.contains(&f.range.start))
+            (i > 0 && units[i - 1].1.contains(&f.range.start)).then(|| units[i - 1].0)
         };
-        if !findings.iter().any(|f| f.fix.is_some() && module_level(f)) {
+        let before = callers_of.len();
+        callers_of.extend(findings.iter().filter_map(|f| unit_of(f)).filter_map(|u| definition_name(text, u)).map(str::to_string));
+        if callers_of.len() > before && parsed.left_out_calls.iter().flatten().any(|c| callers_of.contains(c)) {
+            continue;
+        }
+        // A rewrite of module-level code looks at every function that uses
+        // its variables, skipped ones too.
+        if !findings.iter().any(|f| f.fix.is_some() && unit_of(f).is_none()) {
             return findings;
         }
+        break;
     }
     check_once(text, &gpulens_syntax::parse(text), settings, gpu, &[], &[], with_fixes)
 }
@@ -226,13 +235,31 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
 /// Whether [`check_text`] would parse `text` only in part (for tests).
 #[doc(hidden)]
 pub fn parses_in_part(text: &str) -> bool {
-    parse_what_matters(text).is_some()
+    parse_what_matters(text, &FxHashSet::default()).is_some()
 }
 
-/// The tree of `text` without the parts that cannot produce a finding, with
-/// the names of the module-level functions it leaves out; `None` when the
-/// outline can't be trusted (or saves nothing).
-fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
+/// The name a definition (decorated or not) gives.
+fn definition_name<'a>(text: &'a str, unit: Node<'_>) -> Option<&'a str> {
+    let g = gpulens_syntax::grammar();
+    let definition = if unit.kind_id() == g.decorated_definition { unit.child_by_field_name("definition")? } else { unit };
+    definition.child_by_field_name("name").map(|n| &text[n.byte_range()])
+}
+
+/// What [`parse_what_matters`] parsed.
+struct Parsed {
+    tree: Tree,
+    /// The names of the module-level functions it leaves out.
+    hidden: Vec<String>,
+    /// Where the definitions start that it parsed but that have no finding.
+    unwalked: Vec<usize>,
+    /// The names each function it left out calls, of those with a loop.
+    left_out_calls: Vec<Vec<String>>,
+}
+
+/// The tree of `text` without the parts that cannot produce a finding;
+/// `None` when the outline can't be trusted (or saves nothing). Functions
+/// that call one of `callers_of` in a loop are parsed too (hotness reads them).
+fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Parsed> {
     let outline = gpulens_syntax::outline::outline(text)?;
     if has_stray_characters(text) {
         return None;
@@ -245,8 +272,21 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
     if !gpu_code {
         if let Some(found) = irrelevant_definitions(text, &outline) {
             irrelevant = found;
-            skipped.iter_mut().zip(&irrelevant).for_each(|(s, i)| *s |= i);
         }
+    }
+    // Of the functions left out, those that call one of `callers_of`, and
+    // what the others call.
+    let mut left_out_calls = Vec::new();
+    for ((d, s), i) in outline.definitions.iter().zip(skipped.iter_mut()).zip(irrelevant.iter_mut()) {
+        if *i && !*s {
+            let calls = called_in_loops(&text[d.range.clone()]);
+            if calls.iter().any(|c| callers_of.contains(c)) {
+                *i = false;
+            } else if !calls.is_empty() {
+                left_out_calls.push(calls);
+            }
+        }
+        *s |= *i;
     }
     keep_class_bodies(&outline, &mut skipped);
     let skip = fewest_gaps(&outline, &mut skipped);
@@ -281,7 +321,7 @@ fn parse_what_matters(text: &str) -> Option<(Tree, Vec<String>, Vec<usize>)> {
                 .is_some_and(|n| n.kind() == "string_start" && n.end_byte() == r.start)
     });
     let hidden = outline.definitions.iter().zip(&skipped).filter(|(d, s)| **s && d.classes.is_empty()).map(|(d, _)| d.name.clone());
-    strings_hold.then(|| (tree, hidden.collect(), unwalked))
+    strings_hold.then(|| Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls })
 }
 
 /// A class body can't be empty: of a class whose every statement would be
@@ -363,8 +403,8 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 /// - in a module that imports an array library, a loop over `range` that
 ///   writes an element or accumulates (`x[i] = …`, `s += …`);
 /// - a model's or index's work through `self`.
-/// Functions calling others in a loop are kept when they call a kept one
-/// (hotness reads the caller). `None` when the code outside the functions
+/// (Functions that only call others are the caller's to keep: see
+/// [`parse_what_matters`].) `None` when the code outside the functions
 /// doesn't parse cleanly alone. Files using a GPU library are not judged
 /// here (their rules read kernels and tests anywhere).
 fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
@@ -452,7 +492,7 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
     }
     let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
     let arrays = imported.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
-    let mut irrelevant: Vec<bool> = outline
+    let irrelevant: Vec<bool> = outline
         .definitions
         .iter()
         .map(|d| {
@@ -516,14 +556,6 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
             !(starts || chain || reads_values || loop_writes || (model_work && self_attributes))
         })
         .collect();
-    // Hotness reads the functions that call a function with findings in a loop.
-    let kept: std::collections::HashSet<&str> =
-        outline.definitions.iter().zip(&irrelevant).filter(|(_, i)| !**i).map(|(d, _)| d.name.as_str()).collect();
-    for (d, i) in outline.definitions.iter().zip(irrelevant.iter_mut()) {
-        if *i && called_names(&text[d.range.clone()]).iter().any(|c| kept.contains(c.as_str())) {
-            *i = false;
-        }
-    }
     Some(irrelevant)
 }
 
@@ -1491,6 +1523,69 @@ fn called_names(text: &str) -> Vec<String> {
         }
     });
     if loops { names } else { Vec::new() }
+}
+
+/// Names `text` (a function) may call inside a loop: `name(` or `.name(`
+/// in a `for` or `while` statement (its header too), or on a line holding a
+/// comprehension. Over-approximated from the lines' indentation, with
+/// strings and comments blanked; every called name where that fails.
+fn called_in_loops(text: &str) -> Vec<String> {
+    let Some(code) = without_strings(text) else { return called_names(text) };
+    let bytes = code.as_bytes();
+    let mut names: Vec<String> = Vec::new();
+    // The indentation of the loops around the current line.
+    let mut loops: Vec<usize> = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        // One logical line: to a line break outside brackets, not after a backslash.
+        let start = at;
+        let mut depth = 0i32;
+        let mut comprehension = false;
+        let mut end = at;
+        while end < bytes.len() {
+            match bytes[end] {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'\\' => end += if bytes[end + 1..].starts_with(b"\r\n") { 2 } else { 1 },
+                b'\n' | b'\r' if depth <= 0 => break,
+                b'f' if depth > 0
+                    && bytes[end..].starts_with(b"for")
+                    && !bytes.get(end + 3).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80)
+                    && (end == 0 || !(bytes[end - 1].is_ascii_alphanumeric() || bytes[end - 1] == b'_' || bytes[end - 1] >= 0x80)) =>
+                {
+                    comprehension = true
+                }
+                _ => {}
+            }
+            end += 1;
+        }
+        at = end + 1;
+        let line = &code[start..end.min(bytes.len())];
+        let indent = line.len() - line.trim_start_matches([' ', '\t', '\x0c']).len();
+        let body = line.trim_start();
+        if body.is_empty() {
+            continue;
+        }
+        while loops.last().is_some_and(|&l| indent <= l) {
+            loops.pop();
+        }
+        let first = body.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let first = if first == "async" { body[5..].trim_start().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("") } else { first };
+        let header = matches!(first, "for" | "while");
+        if header || comprehension || !loops.is_empty() {
+            let line_bytes = line.as_bytes();
+            for_each_name(line, |token| {
+                let end = token.as_ptr() as usize - line.as_ptr() as usize + token.len();
+                if line_bytes[end..].iter().find(|b| !matches!(b, b' ' | b'\t')) == Some(&b'(') && !names.iter().any(|n| n == token) {
+                    names.push(token.to_string());
+                }
+            });
+        }
+        if header {
+            loops.push(indent);
+        }
+    }
+    names
 }
 
 /// The names a function definition's parameters bind.

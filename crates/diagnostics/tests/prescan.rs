@@ -140,6 +140,9 @@ fn functions_kept_for_every_reason_a_rule_starts() {
         format!("from sklearn.neighbors import NearestNeighbors\n{quiet}class Index:\n    def __init__(self):\n        self.nn = NearestNeighbors(n_neighbors=5)\n    def names(self):\n        return []\n    def query(self, points):\n        return self.nn.kneighbors(points)\n"),
         // A caller in a loop of a function with findings (hotness), spelled with spaces.
         format!("import numpy as np\n{quiet}def spectrum(x):\n    return np . fft . rfft(x)\n\ndef caller(frames):\n    for frame in frames:\n        spectrum(frame)\n"),
+        // Callers of callers: the loop in `analyse` gets advice for calling
+        // `spectrum`, and `driver` calls `analyse` in a loop (three parses).
+        format!("import numpy as np\n{quiet}def spectrum(x):\n    return np.fft.rfft(x)\n\ndef analyse(signal, frames):\n    for frame in frames:\n        spectrum(signal)\n\ndef driver(signals, frames):\n    for s in signals:\n        analyse(s, frames)\n"),
         // Chains broken over lines: in brackets, after a backslash.
         format!("import numpy as np\n{quiet}def f(x):\n    return (np\n        .fft\n        .rfft(x))\n"),
         format!("import numpy as np\n{quiet}def f(x):\n    return np \\\n        .fft.rfft(x)\n"),
@@ -172,7 +175,8 @@ fn functions_kept_for_every_reason_a_rule_starts() {
     // The hot caller's message is kept, and the kernel got another name.
     let messages = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\n");
     assert!(messages(&cases[10]).contains("inside a loop in `caller`"), "{}", messages(&cases[10]));
-    let fixes = check_text(&cases[22], &settings, &gpu);
+    assert!(messages(&cases[11]).contains("inside a loop in `driver`"), "{}", messages(&cases[11]));
+    let fixes = check_text(&cases[23], &settings, &gpu);
     let edits: String = fixes.iter().flat_map(|f| f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.text.clone()))).collect();
     assert!(edits.contains("scale_kernel2"), "{edits}");
 }
