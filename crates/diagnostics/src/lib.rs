@@ -531,9 +531,9 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
                     "self" => self_attributes = true,
                     "synchronize" | "copy_to_host" => starts = true,
                     _ => {
-                        model_work |= rules::MODEL_WORK.contains(&token);
-                        reads_arrays |= rules::names_work_on_arrays(token);
-                        reads_tables |= is_method(part, token) && table_methods().contains(token);
+                        model_work = model_work || rules::MODEL_WORK.contains(&token);
+                        reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
+                        reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
                         match start_in_function(part, token, &local, &live) {
                             Some(Start::Rule) => starts = true,
                             Some(Start::Light) => {
@@ -1674,43 +1674,51 @@ pub(crate) fn names_gpu_library(text: &str) -> bool {
 }
 
 /// Whether some statement of `text` may import a GPU library (the
-/// analysis's [`Module::mentions_gpu_library`] can only be true then): a
-/// GPU module's name, as a whole word not after a dot, on a line (joined
-/// over backslash breaks) whose statement begins `import`, or begins `from`
-/// with the name before its `import`. Read from the bytes, so a docstring's
-/// example line counts too.
+/// analysis's [`Module::mentions_gpu_library`] can only be true then): an
+/// `import` whose statement (on its line, joined over backslash breaks,
+/// after any `;` or `:`) is `import …` naming a GPU module among its
+/// modules, or `from …` with a GPU module as the package. Read from the
+/// bytes, so a docstring's example line counts too.
 pub(crate) fn imports_gpu_library(text: &str) -> bool {
+    if !names_gpu_library(text) {
+        return false;
+    }
     let bytes = text.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
-    GPU_MODULES.iter().any(|m| {
-        text.match_indices(m).any(|(at, _)| {
-            let end = at + m.len();
-            if (at > 0 && (word(bytes[at - 1]) || bytes[at - 1] == b'.')) || bytes.get(end).is_some_and(|&b| word(b)) {
-                return false;
+    let is_gpu = |name: &str| GPU_MODULES.contains(&name);
+    memchr::memmem::find_iter(bytes, b"import").any(|at| {
+        let end = at + "import".len();
+        if (at > 0 && word(bytes[at - 1])) || bytes.get(end).is_some_and(|&b| word(b)) {
+            return false;
+        }
+        // The logical line around it.
+        let line_end = |from: usize| bytes[from..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(bytes.len(), |i| from + i);
+        let mut start = bytes[..at].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);
+        loop {
+            let mut before = start;
+            while before > 0 && matches!(bytes[before - 1], b'\n' | b'\r') {
+                before -= 1;
             }
-            // The logical line up to the name.
-            let mut start = at;
-            loop {
-                start = bytes[..start].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);
-                let before = bytes[..start].iter().rev().skip_while(|&&b| b == b'\n' || b == b'\r').next();
-                if start == 0 || before != Some(&b'\\') {
-                    break;
-                }
-                start -= 1;
-                while start > 0 && matches!(bytes[start - 1], b'\n' | b'\r') {
-                    start -= 1;
-                }
+            if before == 0 || before == start || bytes[before - 1] != b'\\' {
+                break;
             }
-            // Its statement: after the last `;` or `:` (`try: import cupy`).
-            let line = &text[start..at];
-            let statement = line.rsplit([';', ':']).next().unwrap_or(line).trim_start();
-            let first = statement.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
-            match first {
-                "import" => true,
-                "from" => !statement.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "import"),
-                _ => false,
-            }
-        })
+            start = bytes[..before].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1);
+        }
+        let mut stop = line_end(end);
+        while stop > 0 && stop < bytes.len() && bytes[stop - 1] == b'\\' {
+            let next = if bytes[stop..].starts_with(b"\r\n") { stop + 2 } else { stop + 1 };
+            stop = line_end(next);
+        }
+        // Its statement.
+        let from = text[start..at].rfind([';', ':']).map_or(start, |i| start + i + 1);
+        let to = text[end..stop].find(';').map_or(stop, |i| end + i);
+        let statement = &text[from..to];
+        let mut words = statement.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).filter(|w| !w.is_empty());
+        match words.next() {
+            Some("import") => words.any(|w| is_gpu(w.split('.').next().unwrap_or(w))),
+            Some("from") => words.next().is_some_and(|w| is_gpu(w.split('.').next().unwrap_or(w))),
+            _ => false,
+        }
     })
 }
 

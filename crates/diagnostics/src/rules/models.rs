@@ -150,8 +150,8 @@ pub(crate) fn names_work_on_arrays(token: &str) -> bool {
     if WORK.contains(&token) || RAY_QUERIES.contains(&token) {
         return true;
     }
-    let lower = token.to_ascii_lowercase();
-    lower == "mesh" || (lower.contains("ray") && (lower.contains("origin") || lower.contains("direction")))
+    let has = |word: &str| token.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()));
+    token.eq_ignore_ascii_case("mesh") || (has("ray") && (has("origin") || has("direction")))
 }
 
 /// Ray casts against a triangle mesh through trimesh's ray API.
