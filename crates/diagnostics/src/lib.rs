@@ -238,6 +238,16 @@ pub fn parses_in_part(text: &str) -> bool {
     parse_what_matters(text, &FxHashSet::default()).is_some()
 }
 
+/// The names of the definitions [`check_text`]'s first parse of `text`
+/// analyses, in order; `None` where it parses the whole text (for tests).
+#[doc(hidden)]
+pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
+    let parsed = parse_what_matters(text, &FxHashSet::default())?;
+    let units = definition_units(&parsed.tree);
+    let walked = units.iter().filter(|u| parsed.unwalked.binary_search(&u.1.start).is_err());
+    Some(walked.filter_map(|u| definition_name(text, u.0)).map(str::to_string).collect())
+}
+
 /// The name a definition (decorated or not) gives.
 fn definition_name<'a>(text: &'a str, unit: Node<'_>) -> Option<&'a str> {
     let g = gpulens_syntax::grammar();
@@ -261,16 +271,14 @@ struct Parsed {
 /// that call one of `callers_of` in a loop are parsed too (hotness reads them).
 fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Parsed> {
     let outline = gpulens_syntax::outline::outline(text)?;
-    if has_stray_characters(text) {
-        return None;
-    }
+    let plain = plain_code(text)?;
     // The GPU rules apply in tests too, and read kernels anywhere.
     let gpu_code = imports_gpu_library(text);
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
     let mut irrelevant = vec![false; skipped.len()];
     if !gpu_code {
-        if let Some(found) = irrelevant_definitions(text, &outline) {
+        if let Some(found) = irrelevant_definitions(text, &plain, &outline) {
             irrelevant = found;
         }
     }
@@ -396,7 +404,8 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 
 /// Which of the outline's definitions can have no finding, judged from the
 /// module's code outside them (parsed alone) and each function's tokens
-/// outside its long strings. Every rule starts from one of:
+/// outside its comments and strings (`plain`: see [`plain_code`]). Every
+/// rule starts from one of:
 /// - a call that resolves through an import (the module's or the
 ///   function's own) to the knowledge base, or a module-level name whose
 ///   value is built from one: a dotted name spelling an entry;
@@ -407,15 +416,17 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 /// [`parse_what_matters`].) `None` when the code outside the functions
 /// doesn't parse cleanly alone. Files using a GPU library are not judged
 /// here (their rules read kernels and tests anywhere).
-fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
+fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
     let knowledge = Knowledge::get();
     // The code outside the functions, statement by statement, without its long strings.
     let statements: Vec<Vec<&str>> = outline.statements.iter().map(|r| code_of(text, r, &outline.long_strings)).collect();
     // What the module imports from the libraries the rules know, by local
     // name (in the module, its classes, or blocks around them).
     let mut imported: FxHashMap<&str, Vec<String>> = FxHashMap::default();
-    for part in statements.iter().flatten().filter(|part| part.contains("import")) {
-        let read = local_imports(part, &mut |name, target| {
+    // (Read whole: a piece ends inside a long string's quotes.)
+    let with_imports = outline.statements.iter().zip(&statements).filter(|(_, parts)| parts.iter().any(|p| p.contains("import")));
+    for (range, _) in with_imports {
+        let read = local_imports(&text[range.clone()], &mut |name, target| {
             if relevant_module(knowledge, &target) {
                 imported.entry(name).or_default().push(target);
             }
@@ -497,18 +508,17 @@ fn irrelevant_definitions(text: &str, outline: &gpulens_syntax::outline::Outline
         .iter()
         .map(|d| {
             // Its code: the definition without its long strings.
-            let code = code_of(text, &d.range, &outline.long_strings);
+            // Its code, without comments and strings (f-strings kept).
+            let code = [&plain[d.range.clone()]];
             let mut local: FxHashMap<&str, Vec<String>> = FxHashMap::default();
             if code.iter().any(|part| part.contains("import")) {
-                for part in &code {
-                    let read = local_imports(part, &mut |name, target| {
-                        if relevant_module(knowledge, &target) {
-                            local.entry(name).or_default().push(target);
-                        }
-                    });
-                    if !read {
-                        return false; // an import it can't read
+                let read = local_imports(&text[d.range.clone()], &mut |name, target| {
+                    if relevant_module(knowledge, &target) {
+                        local.entry(name).or_default().push(target);
                     }
+                });
+                if !read {
+                    return false; // an import it can't read
                 }
             }
             let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
@@ -738,11 +748,14 @@ fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
     true
 }
 
-/// Whether `text` holds, outside its strings and comments, a character no
-/// valid Python has there: error recovery reads past it, perhaps into what
-/// the outline left out, so only a whole parse gives what a whole parse
-/// gives. (A text whose strings can't be told counts as holding one.)
-fn has_stray_characters(text: &str) -> bool {
+/// `text` with its comments and strings blanked (same length), for reading
+/// the names its code uses; f- and t-strings are kept, since their braces
+/// hold code. `None` when `text` holds, outside its strings and comments, a
+/// character no valid Python has there: error recovery reads past it,
+/// perhaps into what the outline left out, so only a whole parse gives what
+/// a whole parse gives. (A text whose strings can't be told counts as
+/// holding one.)
+fn plain_code(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let stray = |code: &str| {
         let b = code.as_bytes();
@@ -753,13 +766,27 @@ fn has_stray_characters(text: &str) -> bool {
             _ => c < 0x20 || c == 0x7f,
         }) || (!code.is_ascii() && code.chars().any(|c| !c.is_ascii() && !c.is_alphanumeric()))
     };
+    let mut plain = bytes.to_vec();
     let mut at = 0;
     let mut found = false;
     let complete = strings_and_comments(bytes, |range| {
         found = found || stray(&text[at..range.start]);
         at = range.end;
+        // A string's range starts with its prefix (`f`, `rb`...).
+        let prefix = bytes[range.start..range.end].iter().take_while(|b| b.is_ascii_alphabetic());
+        if !prefix.clone().any(|b| matches!(b, b'f' | b'F' | b't' | b'T')) {
+            plain[range].fill(b' ');
+        }
     });
-    !complete || found || stray(&text[at..])
+    if !complete || found || stray(&text[at..]) {
+        return None;
+    }
+    String::from_utf8(plain).ok()
+}
+
+#[cfg(test)]
+fn has_stray_characters(text: &str) -> bool {
+    plain_code(text).is_none()
 }
 
 /// Reads the import statements of `code` (`import a.b as c`, `from a

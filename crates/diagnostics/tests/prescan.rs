@@ -194,3 +194,22 @@ fn corpus_named_by_gpulens_corpus() {
     assert!(bad.is_empty(), "{} of {} files differ: {:?}", bad.len(), files.len(), &bad[..bad.len().min(20)]);
     eprintln!("{} files compared", files.len());
 }
+
+/// What the pre-scan leaves out: functions whose imports, strings and
+/// comments name a library but whose code starts no rule.
+#[test]
+fn functions_left_out() {
+    let doc = "d".repeat(300);
+    let text = format!(
+        "import numpy as np  # noqa: F401\nfrom os.path import *\n\n\
+         def reads(path):\n    \"\"\"Read with np.fft.fft? {doc}\"\"\"\n    import json  # np.sort(x)\n    return json.load(open(path))\n\n\
+         def names(items):\n    '''np.linalg.svd {doc}'''\n    from collections import (  # np.sort\n        Counter,\n    )\n    return Counter(items)\n\n\
+         def transform(x):\n    return np.fft.fft(x)\n"
+    );
+    assert_eq!(gpulens_diagnostics::analysed_definitions(&text), Some(vec!["transform".to_string()]));
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(&text, &gpulens_syntax::parse(&text), &settings, &gpu);
+    assert_eq!(whole.len(), 1, "{whole:?}");
+    assert_eq!(check_text(&text, &settings, &gpu), whole);
+}
