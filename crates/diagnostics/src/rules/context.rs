@@ -263,6 +263,13 @@ pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: No
     let module = cx.module;
     match expr.kind() {
         "lambda" => true,
+        // `self.distance` where the class defines `def distance(...)`.
+        "attribute" => {
+            let (Some(object), Some(attribute)) = (expr.child_by_field_name("object"), expr.child_by_field_name("attribute")) else {
+                return false;
+            };
+            matches!(module.text_of(object), "self" | "cls") && defines_method(module, node, module.text_of(attribute))
+        }
         "identifier" => {
             let name = module.text_of(expr);
             let nested =
@@ -277,6 +284,51 @@ pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: No
         }
         _ => false,
     }
+}
+
+/// The class around the method holding `node` defines a method `name`
+/// (not a property, which gives a value). Read from the text at the
+/// method's indentation, so a method the pre-scan left out counts too.
+fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
+    let Some(method) = function_of(module, node) else { return false };
+    let method = module.parent(method).filter(|p| p.kind() == "decorated_definition").unwrap_or(method);
+    let Some(class) = module.parent(method).filter(|b| b.kind() == "block").and_then(|b| module.parent(b)) else { return false };
+    if class.kind() != "class_definition" {
+        return false;
+    }
+    let class_column = class.start_position().column;
+    let column = method.start_position().column;
+    let text = module.text;
+    let body_start = text[class.start_byte()..].find('\n').map_or(text.len(), |i| class.start_byte() + i + 1);
+    let mut decorators_say_property = false;
+    for line in text[body_start..].lines() {
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let code = &line[indent..];
+        if code.is_empty() || code.starts_with('#') {
+            continue;
+        }
+        if indent <= class_column {
+            break;
+        }
+        if indent != column {
+            continue;
+        }
+        if let Some(decorator) = code.strip_prefix('@') {
+            decorators_say_property |= decorator.contains("property");
+            continue;
+        }
+        let header = code.strip_prefix("async ").unwrap_or(code);
+        let defined = header
+            .strip_prefix("def ")
+            .map(|rest| rest.trim_start())
+            .and_then(|rest| rest.strip_prefix(name))
+            .is_some_and(|rest| rest.trim_start().starts_with(['(', '[']));
+        if defined && !decorators_say_property {
+            return true;
+        }
+        decorators_say_property = false;
+    }
+    false
 }
 
 /// Any argument of `call` (positional or by keyword) is a Python function.
