@@ -486,9 +486,22 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
         for_each_name(code, |token| found = found || start_in_function(code, token, &none, live).is_some());
         found
     };
-    let bound: Vec<(Vec<&str>, Vec<&str>)> = statements.iter().map(|parts| bound_names(parts)).collect();
-    for (_, unread) in &bound {
-        live.extend(unread.iter().filter(|n| !imported.contains_key(*n)));
+    // (A class body's names are the class's: its methods don't see them.
+    // An import binds what the import statements above read.)
+    let module_level = |i: usize| !outline.in_class[i];
+    let bound: Vec<(Vec<&str>, Vec<&str>)> = statements
+        .iter()
+        .enumerate()
+        .map(|(i, parts)| if module_level(i) { bound_names(parts) } else { Default::default() })
+        .collect();
+    for ((unread, parts), _) in bound.iter().map(|(_, u)| u).zip(&statements).zip(0..) {
+        let import = parts.first().is_some_and(|p| {
+            let p = p.trim_start();
+            p.starts_with("import ") || p.starts_with("from ")
+        });
+        if !import {
+            live.extend(unread.iter().filter(|n| !imported.contains_key(*n)));
+        }
     }
     loop {
         let before = live.len();
@@ -521,6 +534,10 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                     return false; // an import it can't read
                 }
             }
+            // A parameter hides the module's name of the same spelling (read
+            // once a live name turns up).
+            let mut parameters: Option<Vec<&str>> = None;
+            let nothing_live = FxHashSet::default();
             let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
             // Values made (`np.zeros`, `pd.DataFrame`, `nx.Graph`) matter
             // where a rule reads them: the names the model and geometry rules
@@ -544,7 +561,9 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                         model_work = model_work || rules::MODEL_WORK.contains(&token);
                         reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
-                        match start_in_function(part, token, &local, &live) {
+                        let hidden = live.contains(token)
+                            && parameters.get_or_insert_with(|| own_parameters(code[0])).contains(&token);
+                        match start_in_function(part, token, &local, if hidden { &nothing_live } else { &live }) {
                             Some(Start::Rule) => starts = true,
                             Some(Start::Light) => {
                                 light += 1;
@@ -1648,6 +1667,46 @@ fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
             i += 1;
         }
     }
+}
+
+/// The parameters of the definition whose code (comments and strings
+/// blanked) is `code`, when it holds no function, lambda or class of its own
+/// (the analysis reads a name in a nested scope from that scope and the
+/// module only); none otherwise.
+fn own_parameters(code: &str) -> Vec<&str> {
+    let mut header = None;
+    let mut nested = false;
+    for_each_name(code, |token| {
+        if matches!(token, "def" | "lambda" | "class") {
+            match header {
+                None if token == "def" => header = Some(token.as_ptr() as usize - code.as_ptr() as usize),
+                _ => nested = true,
+            }
+        }
+    });
+    let (Some(at), false) = (header, nested) else { return Vec::new() };
+    let Some(open) = code[at..].find('(').map(|i| at + i + 1) else { return Vec::new() };
+    let bytes = code.as_bytes();
+    let (mut params, mut depth, mut piece) = (Vec::new(), 0i32, open);
+    for i in open..bytes.len() {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            b',' | b')' if depth == 0 => {
+                let p = code[piece..i].trim_start().trim_start_matches('*').trim_start();
+                let end = p.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(p.len());
+                if end > 0 && matches!(p[end..].trim_start().bytes().next(), None | Some(b':' | b'=')) {
+                    params.push(&p[..end]);
+                }
+                if bytes[i] == b')' {
+                    return params;
+                }
+                piece = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
 }
 
 /// Function definitions directly in the module, in class bodies, or in what

@@ -213,3 +213,21 @@ fn functions_left_out() {
     assert_eq!(whole.len(), 1, "{whole:?}");
     assert_eq!(check_text(&text, &settings, &gpu), whole);
 }
+
+/// Names the functions can't see don't keep them: a class attribute (a
+/// method doesn't see its class's names), an import of a module no rule
+/// knows, a module name the function's parameter hides. A nested function
+/// reads the module's name, so there the parameter hides nothing.
+#[test]
+fn names_out_of_sight_keep_nothing() {
+    let text = "import numpy as np\nfrom pytest import raises as check_raises\n\n\
+                for grid in np.meshgrid(np.arange(3), np.arange(3)):\n    pass\n\n\
+                class Table:\n    rows = np.zeros(10)\n\n    def count(self, rows):\n        return len(rows)\n\n    def describe(self):\n        check_raises(ValueError)\n        return self.__class__.__name__\n\n\
+                def size(grid):\n    return len(grid)\n\n\
+                def nested(grid):\n    def inner():\n        return grid.sum()\n    return inner\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["nested".to_string()]));
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert_eq!(check_text(text, &settings, &gpu), whole);
+}

@@ -46,6 +46,9 @@ pub struct Outline {
     /// The logical lines outside every definition (the module's own code,
     /// class bodies, blocks around them), but decorators.
     pub statements: Vec<Range<usize>>,
+    /// For each of `statements`: it sits in a class body (its names are the
+    /// class's, which the class's methods don't see).
+    pub in_class: Vec<bool>,
 }
 
 /// How long a triple-quoted string must be for its inside to be listed.
@@ -78,6 +81,7 @@ pub fn outline(text: &str) -> Option<Outline> {
         let outside = !blocks.iter().any(|(_, b)| matches!(b, Block::Definition(_)));
         if outside && line.first != First::Decorator && !(line.first == First::Def && container && line.compound) {
             out.statements.push(line.start..line.end);
+            out.in_class.push(blocks.iter().any(|(_, b)| matches!(b, Block::Class(_))));
         }
         if let Some(&(_, Block::Class(class))) = blocks.last() {
             if let Some(count) = out.class_statements.iter_mut().find(|(c, _)| *c == class) {
@@ -468,6 +472,11 @@ mod tests {
         assert_eq!(&text[found[1].1..found[1].2], "    async def m(self): return 2\n");
         assert_eq!(&text[found[2].1..found[2].2], "    def n(self):\n        if x:\n            pass\n\n");
         assert_eq!(o.class_statements, vec![(text.find("class K").unwrap(), 3)]);
+        let statements: Vec<(&str, bool)> = o.statements.iter().zip(&o.in_class).map(|(r, c)| (text[r.clone()].trim(), *c)).collect();
+        assert_eq!(
+            statements,
+            [("import x", false), ("class K:", false), ("x = 1", true), ("if y:", false), ("def hidden(): pass", false)]
+        );
     }
 
     #[test]
