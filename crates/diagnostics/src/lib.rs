@@ -418,8 +418,9 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) 
 /// here (their rules read kernels and tests anywhere).
 fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
     let knowledge = Knowledge::get();
-    // The code outside the functions, statement by statement, without its long strings.
-    let statements: Vec<Vec<&str>> = outline.statements.iter().map(|r| code_of(text, r, &outline.long_strings)).collect();
+    // The code outside the functions, statement by statement, without its
+    // comments and strings (f-strings kept).
+    let statements: Vec<Vec<&str>> = outline.statements.iter().map(|r| vec![&plain[r.clone()]]).collect();
     // What the module imports from the libraries the rules know, by local
     // name (in the module, its classes, or blocks around them).
     let mut imported: FxHashMap<&str, Vec<String>> = FxHashMap::default();
@@ -627,20 +628,7 @@ fn is_method(code: &str, token: &str) -> bool {
     code.as_bytes()[..start].iter().rev().find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\\')) == Some(&b'.')
 }
 
-/// The text of `range` without the long strings in it, in pieces.
-fn code_of<'a>(text: &'a str, range: &Range<usize>, long_strings: &[Range<usize>]) -> Vec<&'a str> {
-    let mut code = Vec::new();
-    let mut at = range.start;
-    let first = long_strings.partition_point(|s| s.start < range.start);
-    for s in long_strings[first..].iter().take_while(|s| s.start < range.end).filter(|s| s.end <= range.end) {
-        code.push(&text[at..s.start]);
-        at = s.end;
-    }
-    code.push(&text[at..range.end]);
-    code
-}
-
-/// The names a statement (its pieces, as [`code_of`] gives them) may bind,
+/// The names a statement (its pieces of code) may bind,
 /// over-approximated: (those bound to what it computes — every name before
 /// an assignment's `=` or an augmented one, before `:=` — and those bound
 /// where the value can't be read — a `for`'s targets, after `as`).

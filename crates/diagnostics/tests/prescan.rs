@@ -216,14 +216,17 @@ fn functions_left_out() {
 
 /// Names the functions can't see don't keep them: a class attribute (a
 /// method doesn't see its class's names), an import of a module no rule
-/// knows, a module name the function's parameter hides. A nested function
-/// reads the module's name, so there the parameter hides nothing.
+/// knows, a module name the function's parameter hides, a live name spelled
+/// in a string of a module-level statement. A nested function reads the
+/// module's name, so there the parameter hides nothing.
 #[test]
 fn names_out_of_sight_keep_nothing() {
     let text = "import numpy as np\nfrom pytest import raises as check_raises\n\n\
                 for grid in np.meshgrid(np.arange(3), np.arange(3)):\n    pass\n\n\
                 class Table:\n    rows = np.zeros(10)\n\n    def count(self, rows):\n        return len(rows)\n\n    def describe(self):\n        check_raises(ValueError)\n        return self.__class__.__name__\n\n\
                 def size(grid):\n    return len(grid)\n\n\
+                notes = {\"see\": \"grid\"}\n\n\
+                def note():\n    return notes[\"see\"]\n\n\
                 def nested(grid):\n    def inner():\n        return grid.sum()\n    return inner\n";
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["nested".to_string()]));
     let settings = Settings::default();
