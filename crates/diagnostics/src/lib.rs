@@ -517,6 +517,24 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
     }
     let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
     let arrays = imported.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
+    // Attributes of `self` that a statement builds from an imported name
+    // (`self.nn = NearestNeighbors()`): the models and indexes whose work
+    // methods elsewhere go through. Read once a function needs them.
+    let model_attributes: std::cell::OnceCell<FxHashSet<&str>> = std::cell::OnceCell::new();
+    let model_attributes = || {
+        model_attributes.get_or_init(|| {
+            let mut found = FxHashSet::default();
+            for (_, attribute, statement) in semantic::self_assignments(text) {
+                let value = statement.split_once('=').map_or("", |(_, v)| v);
+                let mut built = false;
+                for_each_name(value, |token| built = built || imported.contains_key(token));
+                if built {
+                    found.insert(attribute);
+                }
+            }
+            found
+        })
+    };
     let irrelevant: Vec<bool> = outline
         .definitions
         .iter()
@@ -583,7 +601,30 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
             let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
             let chain = light >= rules::CUPY_CHAIN || (light > 0 && loops);
-            !(starts || chain || reads_values || loop_writes || (model_work && self_attributes))
+            if starts || chain || reads_values || loop_writes {
+                return false;
+            }
+            // A model's or index's work through `self`: on an attribute built
+            // from an imported name, or a neighbour query (scikit-learn) or
+            // an index method (Faiss, hnswlib, Annoy) where that library is
+            // imported.
+            let model = model_work && self_attributes && {
+                let attributes = model_attributes();
+                let sees = |library: &str| {
+                    imported.values().chain(local.values()).flatten().any(|t| {
+                        t.strip_prefix(library).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                    })
+                };
+                let mut kept = false;
+                for_each_name(code[0], |token| {
+                    kept = kept
+                        || attributes.contains(token)
+                        || (rules::NEIGHBOUR_QUERIES.contains(&token) && sees("sklearn"))
+                        || rules::INDEX_WORK.iter().any(|(library, methods)| methods.contains(&token) && sees(library));
+                });
+                kept
+            };
+            !model
         })
         .collect();
     Some(irrelevant)

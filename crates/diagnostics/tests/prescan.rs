@@ -163,6 +163,10 @@ fn functions_kept_for_every_reason_a_rule_starts() {
         format!("import numpy as np\n{quiet}def f(a):\n    total = np.cumsum\n    b = total(a)\n    c = total(b)\n    return total(c)\n"),
         // A kernel's name is taken by a function the parse leaves out.
         format!("import numpy as np\n{quiet}def scale_kernel():\n    return 'taken'\n\ndef scale(a):\n    out = np.empty(1_000_000)\n    for i in range(1_000_000):\n        out[i] = a[i] * 2.0\n    return out\n"),
+        // Work through `self` on what the code doesn't show built: a
+        // scikit-learn neighbour query, a Faiss index's search.
+        format!("from sklearn.base import clone\n{quiet}class Finder:\n    def __init__(self, model):\n        self.model = clone(model)\n    def names(self):\n        return []\n    def query(self, points):\n        return self.model.kneighbors(points)\n"),
+        format!("import faiss\n{quiet}class Store:\n    def __init__(self, index):\n        self.index = index\n    def names(self):\n        return []\n    def nearest(self, queries):\n        return self.index.search(queries, 10)\n"),
     ];
     let settings = Settings::default();
     let gpu = GpuProfile::target("H200").unwrap();
@@ -227,7 +231,8 @@ fn names_out_of_sight_keep_nothing() {
                 def size(grid):\n    return len(grid)\n\n\
                 notes = {\"see\": \"grid\"}\n\n\
                 def note():\n    return notes[\"see\"]\n\n\
-                def nested(grid):\n    def inner():\n        return grid.sum()\n    return inner\n";
+                def nested(grid):\n    def inner():\n        return grid.sum()\n    return inner\n\n\
+                class Scaler:\n    def fit(self, data):\n        self.low = min(data)\n        return self\n\n    def fit_transform(self, data):\n        return self.fit(data).transform(data)\n";
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["nested".to_string()]));
     let settings = Settings::default();
     let gpu = GpuProfile::target("H200").unwrap();

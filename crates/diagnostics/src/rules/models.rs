@@ -21,7 +21,7 @@ pub(crate) const WORK: &[&str] = &[
 
 /// scikit-learn's nearest-neighbours queries: only its neighbours models
 /// (`NearestNeighbors`, `KNeighbors*`, `RadiusNeighbors*`) answer them.
-const NEIGHBOUR_QUERIES: &[&str] = &["kneighbors", "kneighbors_graph", "radius_neighbors", "radius_neighbors_graph"];
+pub(crate) const NEIGHBOUR_QUERIES: &[&str] = &["kneighbors", "kneighbors_graph", "radius_neighbors", "radius_neighbors_graph"];
 
 pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
@@ -194,7 +194,7 @@ fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::
 }
 
 /// The work methods of the vector-search libraries' indexes, by module.
-const INDEX_WORK: &[(&str, &[&str])] = &[
+pub(crate) const INDEX_WORK: &[(&str, &[&str])] = &[
     ("faiss", &["search", "range_search", "train", "add", "add_with_ids"]),
     ("hnswlib", &["knn_query", "add_items"]),
     ("annoy", &["get_nns_by_vector", "get_nns_by_item", "build"]),
