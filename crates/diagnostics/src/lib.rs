@@ -600,7 +600,9 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             };
             let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
             let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
-            let chain = light >= rules::CUPY_CHAIN || (light > 0 && loops);
+            // (In a loop, a light operation is reported only on a whole axis
+            // of an array: `x[:, j]`.)
+            let chain = light >= rules::CUPY_CHAIN || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()));
             if starts || chain || reads_values || loop_writes {
                 return false;
             }
@@ -923,6 +925,22 @@ fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> b
 
 fn is_dotted(s: &str) -> bool {
     !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// Whether `code` may subscript a whole axis (`x[:, j]`, `x[i, :]`,
+/// `x[::]`): an element of brackets that is only colons.
+fn whole_axis_slice(code: &[u8]) -> bool {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\\');
+    code.iter().enumerate().any(|(i, &b)| {
+        if !matches!(b, b'[' | b',') {
+            return false;
+        }
+        let rest = &code[i + 1..];
+        let start = rest.iter().position(|b| !blank(b)).unwrap_or(rest.len());
+        let rest = &rest[start..];
+        let colons = rest.iter().position(|b| !(*b == b':' || blank(b))).unwrap_or(rest.len());
+        colons > 0 && rest[0] == b':' && matches!(rest.get(colons), Some(b',' | b']'))
+    })
 }
 
 /// Whether `code` has an assignment to an element (`x[i] = …`) or an

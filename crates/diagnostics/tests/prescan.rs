@@ -239,3 +239,18 @@ fn names_out_of_sight_keep_nothing() {
     let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
     assert_eq!(check_text(text, &settings, &gpu), whole);
 }
+
+/// A light array operation in a loop is reported only on a whole axis of an
+/// array (`x[:, j]`): a loop that applies one to each piece it gets is left
+/// out, one that reads columns is kept.
+#[test]
+fn light_operations_in_loops() {
+    let text = "import numpy as np\n\n\
+                def per_piece(pieces):\n    for piece in pieces:\n        print(np.abs(piece).max())\n\n\
+                def per_column(table, n):\n    j = 0\n    while j < n:\n        print(np.abs(table[:, j]))\n        j = j + 1\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["per_column".to_string()]));
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert_eq!(check_text(text, &settings, &gpu), whole);
+}
