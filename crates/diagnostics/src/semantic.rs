@@ -417,8 +417,13 @@ impl<'t> Module<'t> {
         found
     }
 
+    /// Whether some import (in any scope) binds `name` to a target `keep` accepts.
+    pub(crate) fn imports_name_as(&self, name: &str, keep: impl Fn(&str) -> bool) -> bool {
+        self.imports.get(name).is_some_and(|list| list.iter().any(|(_, target)| keep(target)))
+    }
+
     /// What `name` is imported as at `offset`: the innermost scope's import wins.
-    fn import_at(&self, name: &str, offset: usize) -> Option<&str> {
+    pub(crate) fn import_at(&self, name: &str, offset: usize) -> Option<&str> {
         self.imports
             .get(name)?
             .iter()

@@ -95,6 +95,21 @@ pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> 
         return true;
     }
     module.answer_once(function, "plots", || {
+        // Only a name imported from a plotting library (or naming axes and
+        // figures) can make such a call: most functions name none.
+        let plotting = |target: &str| {
+            PLOTTING.iter().any(|p| {
+                let related = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
+                related(target, p) || related(p, target)
+            })
+        };
+        let may_plot = module.facts_of(function).identifiers.iter().any(|r| {
+            let name = &module.text[r.clone()];
+            matches!(name, "ax" | "axes" | "fig" | "plt" | "axis") || module.imports_name_as(name, plotting)
+        });
+        if !may_plot {
+            return false;
+        }
         preorder(function).filter(|n| n.kind() == "call").any(|call| {
             let Some(callee) = call.child_by_field_name("function") else { return false };
             if let Some(name) = module.qualified_name(callee) {
@@ -273,14 +288,17 @@ pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: No
         "identifier" => {
             let name = module.text_of(expr);
             let nested =
-                function_of(cx.module, node).is_some_and(|f| module.facts_of(f).definitions.iter().any(|d| &module.text[d.clone()] == name));
-            let imported = module.imports_at(expr.start_byte()).any(|(local, target)| {
-                local == name
-                    && target.contains('.')
-                    && target.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()))
-            });
-            nested || imported || (module.defined_at_module_level(name) && !module.assigned_at_module_level(name)
-                && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))
+                || function_of(cx.module, node).is_some_and(|f| module.facts_of(f).definitions.iter().any(|d| &module.text[d.clone()] == name));
+            let imported = || {
+                module.import_at(name, expr.start_byte()).is_some_and(|target| {
+                    target.contains('.') && target.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()))
+                })
+            };
+            nested()
+                || imported()
+                || (module.defined_at_module_level(name)
+                    && !module.assigned_at_module_level(name)
+                    && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))
         }
         _ => false,
     }

@@ -248,7 +248,10 @@ pub struct Estimate {
 pub fn estimated_speedup(library: &str, gpu: &GpuProfile) -> Option<Estimate> {
     let knowledge = Knowledge::get();
     let measured = &knowledge.measured;
-    let reference = knowledge.gpu_model(&measured.gpu)?.memory_bandwidth_gbs;
+    // (The measuring GPU's bandwidth, looked up once: a lookup normalises
+    // every model's names, and every finding asks.)
+    static REFERENCE: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    let reference = (*REFERENCE.get_or_init(|| knowledge.gpu_model(&measured.gpu).map(|g| g.memory_bandwidth_gbs)))?;
     let target = gpu.memory_bandwidth_gbs.filter(|b| *b > 0.0);
     let ratio = target.map_or(1.0, |t| reference / t);
     let mut speedups = measured.runs.iter().filter(|r| r.library == library && r.status == "ran" && r.agree).filter_map(|r| {
