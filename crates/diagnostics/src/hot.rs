@@ -196,6 +196,9 @@ pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[
         }
     }
     let mut added: Vec<Finding> = Vec::new();
+    // Whether a caller draws, asked once per caller (one may call many callees).
+    let mut drawing: HashMap<usize, bool> = HashMap::new();
+    let mut calls_in: HashMap<usize, Vec<Node<'t>>> = HashMap::new();
     for (callee, i) in work {
         let Some(name) = callee.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { continue };
         let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
@@ -203,11 +206,12 @@ pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[
         for (unit, _) in calling.get(name).map_or(&[][..], |c| &c[..]) {
             if unit.id() == callee.id()
                 || unit_name(text, *unit).starts_with("test")
-                || draws(text, *unit)
+                || *drawing.entry(unit.id()).or_insert_with(|| draws(text, *unit))
             {
                 continue;
             }
-            let Some(call) = preorder(*unit).filter(|n| n.kind() == "call").find(|c| {
+            let calls = calls_in.entry(unit.id()).or_insert_with(|| preorder(*unit).filter(|n| n.kind() == "call").collect());
+            let Some(call) = calls.iter().copied().find(|c| {
                 calls_by_name(text, *c, name, method) && loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, *c)
             }) else {
                 continue;
