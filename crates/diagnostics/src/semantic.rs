@@ -231,10 +231,8 @@ impl<'t> Module<'t> {
     /// kernel, and no `GPU…` rule applies.
     pub(crate) fn mentions_gpu_library(&self) -> bool {
         *self.gpu_library.get_or_init(|| {
-            crate::names_gpu_library(self.text)
-                && self.imports.values().flatten().any(|(_, target)| {
-                    crate::GPU_MODULES.contains(&target.split('.').next().unwrap_or(target))
-                })
+            // (The imports are few: reading them costs less than a search of the text.)
+            self.imports.values().flatten().any(|(_, target)| crate::GPU_MODULES.contains(&target.split('.').next().unwrap_or(target)))
         })
     }
 
