@@ -420,12 +420,12 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
     let knowledge = Knowledge::get();
     // The code outside the functions, statement by statement, without its
     // comments and strings (f-strings kept).
-    let statements: Vec<Vec<&str>> = outline.statements.iter().map(|r| vec![&plain[r.clone()]]).collect();
+    let statements: Vec<&str> = outline.statements.iter().map(|r| &plain[r.clone()]).collect();
     // What the module imports from the libraries the rules know, by local
     // name (in the module, its classes, or blocks around them).
     let mut imported: FxHashMap<&str, Vec<String>> = FxHashMap::default();
-    // (Read whole: a piece ends inside a long string's quotes.)
-    let with_imports = outline.statements.iter().zip(&statements).filter(|(_, parts)| parts.iter().any(|p| p.contains("import")));
+    // (Read from the text: the blanked copy has no module names in quotes.)
+    let with_imports = outline.statements.iter().zip(&statements).filter(|(_, code)| code.contains("import"));
     for (range, _) in with_imports {
         let read = local_imports(&text[range.clone()], &mut |name, target| {
             if relevant_module(knowledge, &target) {
@@ -489,25 +489,21 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
     };
     // (A class body's names are the class's: its methods don't see them.
     // An import binds what the import statements above read.)
-    let module_level = |i: usize| !outline.in_class[i];
     let bound: Vec<(Vec<&str>, Vec<&str>)> = statements
         .iter()
-        .enumerate()
-        .map(|(i, parts)| if module_level(i) { bound_names(parts) } else { Default::default() })
+        .zip(&outline.in_class)
+        .map(|(code, in_class)| if *in_class { Default::default() } else { bound_names(code) })
         .collect();
-    for ((unread, parts), _) in bound.iter().map(|(_, u)| u).zip(&statements).zip(0..) {
-        let import = parts.first().is_some_and(|p| {
-            let p = p.trim_start();
-            p.starts_with("import ") || p.starts_with("from ")
-        });
-        if !import {
+    for ((_, unread), code) in bound.iter().zip(&statements) {
+        let code = code.trim_start();
+        if !(code.starts_with("import ") || code.starts_with("from ")) {
             live.extend(unread.iter().filter(|n| !imported.contains_key(*n)));
         }
     }
     loop {
         let before = live.len();
-        for (parts, (assigned, _)) in statements.iter().zip(&bound) {
-            if assigned.iter().any(|n| !live.contains(n) && !imported.contains_key(n)) && parts.iter().any(|p| names_a_start(p, &live)) {
+        for (code, (assigned, _)) in statements.iter().zip(&bound) {
+            if assigned.iter().any(|n| !live.contains(n) && !imported.contains_key(n)) && names_a_start(code, &live) {
                 live.extend(assigned.iter().filter(|n| !imported.contains_key(*n)));
             }
         }
@@ -612,11 +608,7 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             // imported.
             let model = model_work && self_attributes && {
                 let attributes = model_attributes();
-                let sees = |library: &str| {
-                    imported.values().chain(local.values()).flatten().any(|t| {
-                        t.strip_prefix(library).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-                    })
-                };
+                let sees = |library: &str| imported.values().chain(local.values()).flatten().any(|t| semantic::within(t, library));
                 let mut kept = false;
                 for_each_name(code[0], |token| {
                     kept = kept
@@ -671,13 +663,13 @@ fn is_method(code: &str, token: &str) -> bool {
     code.as_bytes()[..start].iter().rev().find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\\')) == Some(&b'.')
 }
 
-/// The names a statement (its pieces of code) may bind,
+/// The names a statement (its code, comments and strings blanked) may bind,
 /// over-approximated: (those bound to what it computes — every name before
 /// an assignment's `=` or an augmented one, before `:=` — and those bound
 /// where the value can't be read — a `for`'s targets, after `as`).
-fn bound_names<'a>(parts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
+fn bound_names(part: &str) -> (Vec<&str>, Vec<&str>) {
     let (mut assigned, mut unread) = (Vec::new(), Vec::new());
-    for part in parts {
+    {
         // Strings and comments bind nothing: read the code without them.
         // (Where that reading is unsure, every name counts as assigned.)
         let code = without_strings(part);
@@ -1917,17 +1909,17 @@ mod tests {
 
     #[test]
     fn statements_bind_names_not_words() {
-        let (assigned, unread) = bound_names(&["table = load('the table of values', kind='a b')  # for the record"]);
+        let (assigned, unread) = bound_names("table = load('the table of values', kind='a b')  # for the record");
         assert_eq!(assigned, ["table"]);
         assert!(unread.is_empty());
-        let (assigned, unread) = bound_names(&["for name, value in items: print(f'{name} is {value}')"]);
+        let (assigned, unread) = bound_names("for name, value in items: print(f'{name} is {value}')");
         assert!(assigned.is_empty());
         assert_eq!(unread, ["name", "value"]);
         // Soft keywords are names; keywords are not.
-        let (assigned, _) = bound_names(&["match = type = None"]);
+        let (assigned, _) = bound_names("match = type = None");
         assert_eq!(assigned, ["match", "type"]);
         // Unsure reading: every name counts.
-        let (assigned, _) = bound_names(&["x = f'{(y := 2)}' if a else b"]);
+        let (assigned, _) = bound_names("x = f'{(y := 2)}' if a else b");
         assert!(assigned.contains(&"y") && assigned.contains(&"a"), "{assigned:?}");
     }
 }

@@ -1561,6 +1561,12 @@ pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
     out
 }
 
+/// `name` is `module` or something in it (`numpy.fft` is within `numpy`,
+/// `numpyro` is not).
+pub(crate) fn within(name: &str, module: &str) -> bool {
+    name.strip_prefix(module).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
 /// Where an import is seen: the whole module for a module-level import; for
 /// one inside a function or class, from the import to the end of that
 /// scope, so that of two imports of one name in a function (`from a import

@@ -83,6 +83,9 @@ pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
         .any(|w| GEOMETRY_OPERANDS.contains(&w))
 }
 
+/// The names code conventionally gives axes and figures (`ax.plot(...)`).
+const FIGURES: &[&str] = &["ax", "axes", "fig", "plt", "axis"];
+
 /// The function around `node` draws a plot (calls into a plotting library,
 /// or onto axes and figures), or it or a class around it is named for plotting.
 pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
@@ -97,15 +100,10 @@ pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> 
     module.answer_once(function, "plots", || {
         // Only a name imported from a plotting library (or naming axes and
         // figures) can make such a call: most functions name none.
-        let plotting = |target: &str| {
-            PLOTTING.iter().any(|p| {
-                let related = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
-                related(target, p) || related(p, target)
-            })
-        };
+        let plotting = |target: &str| PLOTTING.iter().any(|p| crate::semantic::within(target, p) || crate::semantic::within(p, target));
         let may_plot = module.facts_of(function).identifiers.iter().any(|r| {
             let name = &module.text[r.clone()];
-            matches!(name, "ax" | "axes" | "fig" | "plt" | "axis") || module.imports_name_as(name, plotting)
+            FIGURES.contains(&name) || module.imports_name_as(name, plotting)
         });
         if !may_plot {
             return false;
@@ -113,12 +111,12 @@ pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> 
         preorder(function).filter(|n| n.kind() == "call").any(|call| {
             let Some(callee) = call.child_by_field_name("function") else { return false };
             if let Some(name) = module.qualified_name(callee) {
-                return PLOTTING.iter().any(|p| name == *p || name.starts_with(&format!("{p}.")));
+                return PLOTTING.iter().any(|p| crate::semantic::within(&name, p));
             }
             // Methods of axes and figures: `ax.plot(...)`, `fig.savefig(...)`.
             let text = module.text_of(callee);
             let (object, method) = text.rsplit_once('.').unwrap_or(("", text));
-            matches!(object, "ax" | "axes" | "fig" | "plt" | "axis")
+            FIGURES.contains(&object)
                 && matches!(method, "plot" | "scatter" | "bar" | "hist" | "imshow" | "set_xlabel" | "set_ylabel" | "set_title" | "savefig" | "legend" | "fill_between")
         })
     })

@@ -103,7 +103,7 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     if site.in_check || !matches!(module.value(object, site.scope), Value::Unknown) {
         return; // a known model is the other rules' business
     }
-    let sklearn = module.imports_at(site.node.start_byte()).any(|(_, t)| t == "sklearn" || t.starts_with("sklearn."));
+    let sklearn = module.imports_at(site.node.start_byte()).any(|(_, t)| crate::semantic::within(t, "sklearn"));
     if !sklearn {
         return;
     }
@@ -207,7 +207,7 @@ pub(crate) const INDEX_WORK: &[(&str, &[&str])] = &[
 fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::Node<'_>, method: &str, out: &mut Vec<Finding>) {
     let module = cx.module;
     let imported = |library: &str| {
-        module.imports_at(site.node.start_byte()).any(|(_, t)| t == library || t.starts_with(&format!("{library}.")))
+        module.imports_at(site.node.start_byte()).any(|(_, t)| crate::semantic::within(t, library))
     };
     let Some((library_module, _)) =
         INDEX_WORK.iter().find(|(library, methods)| methods.contains(&method) && imported(library))
