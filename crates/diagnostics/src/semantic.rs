@@ -160,6 +160,12 @@ pub struct Module<'t> {
     answers: std::cell::RefCell<HashMap<(usize, &'static str), bool>>,
     /// (class node, attribute) → what `self.attribute` holds, worked out on first use.
     attributes: std::cell::RefCell<HashMap<(usize, String), Value>>,
+    /// Class node id → its `self.x = …` statements (see [`self_assignments`]):
+    /// where each starts in the text, and the attribute's length after
+    /// `self.`. A large class's text is read once, not once per attribute
+    /// asked about. (Offsets, not text: a cell holding `&'t str` would pin
+    /// the lifetime, as with `function_facts`.)
+    class_assignments: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<(usize, usize)>>>>,
     /// Node id → its parent's index in `parent_nodes`, for every named node
     /// the walk entered (see [`Module::parent`]): tree-sitter's own
     /// `parent()` walks down from the root on every call. An index, not the
@@ -199,6 +205,7 @@ impl<'t> Module<'t> {
             definitions: std::cell::OnceCell::new(),
             hidden_definitions: rustc_hash::FxHashSet::default(),
             attributes: std::cell::RefCell::new(HashMap::new()),
+            class_assignments: std::cell::RefCell::new(HashMap::new()),
             function_facts: std::cell::RefCell::new(HashMap::new()),
             answers: std::cell::RefCell::new(HashMap::new()),
             gpu_library: std::cell::OnceCell::new(),
@@ -463,12 +470,27 @@ impl<'t> Module<'t> {
                 });
                 self.parents.insert(node.id(), index);
             }
-            if !skip.is_empty()
+            let skipped = !skip.is_empty()
                 && (kind == g.function_definition || kind == g.decorated_definition)
-                && skip.binary_search(&node.id()).is_ok()
-            {
+                && skip.binary_search(&node.id()).is_ok();
+            // An import is read whole where it stands; nothing below it
+            // matters to the rules but a comment (a suppression), and a
+            // module's imports are a good part of what a walk outside its
+            // functions visits, at every edit.
+            let import = (kind == g.import_statement || kind == g.import_from_statement)
+                && !self.text.as_bytes()[node.byte_range()].contains(&b'#');
+            if skipped || import {
                 if kind == g.decorated_definition {
                     self.decorated.push(node);
+                }
+                if import {
+                    self.import_nodes.push(node);
+                    let scope = import_scope(&scope_ranges, node);
+                    if kind == g.import_statement {
+                        self.collect_import(node, scope);
+                    } else {
+                        self.collect_import_from(node, scope);
+                    }
                 }
                 // Treat as a leaf: move on to its next sibling.
                 loop {
@@ -668,49 +690,48 @@ impl<'t> Module<'t> {
     }
 
     fn collect_import(&mut self, node: Node<'t>, scope: std::ops::Range<usize>) {
+        let g = grammar();
         let mut cursor = node.walk();
-        for child in node.children_by_field_name("name", &mut cursor) {
-            match child.kind() {
+        for child in node.children_by_field_id(g.f_name, &mut cursor) {
+            let kind = child.kind_id();
+            if kind == g.dotted_name {
                 // `import a.b` binds `a` to the package `a`.
-                "dotted_name" => {
-                    let full = self.text_of(child);
-                    let first = full.split('.').next().unwrap_or(full).trim();
-                    self.add_import(scope.clone(), first, first.to_string());
-                }
+                let full = self.text_of(child);
+                let first = full.split('.').next().unwrap_or(full).trim();
+                self.add_import(scope.clone(), first, first.to_string());
+            } else if kind == g.aliased_import {
                 // `import a.b as c` binds `c` to `a.b`.
-                "aliased_import" => {
-                    if let (Some(name), Some(alias)) =
-                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
-                    {
-                        self.add_import(scope.clone(), self.text_of(alias), dotted(self.text_of(name)));
-                    }
+                if let (Some(name), Some(alias)) = (child.child_by_field_id(g.f_name.get()), child.child_by_field_id(g.f_alias.get())) {
+                    self.add_import(scope.clone(), self.text_of(alias), dotted(self.text_of(name)));
                 }
-                _ => {}
             }
         }
     }
 
     fn collect_import_from(&mut self, node: Node<'t>, scope: std::ops::Range<usize>) {
-        let Some(module) = node.child_by_field_name("module_name") else { return };
-        if module.kind() != "dotted_name" {
+        let g = grammar();
+        let Some(module) = node.child_by_field_id(g.f_module_name.get()) else { return };
+        if module.kind_id() != g.dotted_name {
             return; // relative imports name the user's own code
         }
         let module = dotted(self.text_of(module));
+        let qualified = |name: &str| {
+            let mut q = String::with_capacity(module.len() + 1 + name.len());
+            q.push_str(&module);
+            q.push('.');
+            q.push_str(&dotted(name));
+            q
+        };
         let mut cursor = node.walk();
-        for child in node.children_by_field_name("name", &mut cursor) {
-            match child.kind() {
-                "dotted_name" => {
-                    let name = self.text_of(child);
-                    self.add_import(scope.clone(), name, format!("{module}.{}", dotted(name)));
+        for child in node.children_by_field_id(g.f_name, &mut cursor) {
+            let kind = child.kind_id();
+            if kind == g.dotted_name {
+                let name = self.text_of(child);
+                self.add_import(scope.clone(), name, qualified(name));
+            } else if kind == g.aliased_import {
+                if let (Some(name), Some(alias)) = (child.child_by_field_id(g.f_name.get()), child.child_by_field_id(g.f_alias.get())) {
+                    self.add_import(scope.clone(), self.text_of(alias), qualified(self.text_of(name)));
                 }
-                "aliased_import" => {
-                    if let (Some(name), Some(alias)) =
-                        (child.child_by_field_name("name"), child.child_by_field_name("alias"))
-                    {
-                        self.add_import(scope.clone(), self.text_of(alias), format!("{module}.{}", dotted(self.text_of(name))));
-                    }
-                }
-                _ => {}
             }
         }
     }
@@ -780,6 +801,21 @@ impl<'t> Module<'t> {
     /// one method, `self.nn.kneighbors(X)` in another). Read from the tree
     /// and the module-level imports only, so that it does not depend on
     /// which functions this analysis walked.
+    /// The `self.x = …` statements of `class`: where each starts and the attribute.
+    pub(crate) fn assignments_to_self(&self, class: Node<'_>) -> Vec<(usize, &'t str)> {
+        let known = self.class_assignments.borrow().get(&class.id()).cloned();
+        let known = known.unwrap_or_else(|| {
+            let start = class.start_byte();
+            let found: Vec<(usize, usize)> =
+                self_assignments(&self.text[class.byte_range()]).into_iter().map(|(at, attribute, _)| (start + at, attribute.len())).collect();
+            let found = std::rc::Rc::new(found);
+            self.class_assignments.borrow_mut().insert(class.id(), found.clone());
+            found
+        });
+        // `self.` is five bytes.
+        known.iter().map(|&(at, len)| (at, &self.text[at + 5..at + 5 + len])).collect()
+    }
+
     fn attribute_value(&self, expr: Node<'t>) -> Value {
         let Some(attribute) = expr.child_by_field_name("attribute") else { return Value::Unknown };
         let name = self.text_of(attribute);
@@ -796,11 +832,10 @@ impl<'t> Module<'t> {
         // found in the class's text, then looked up in the tree (a walk of
         // a large class per attribute would cost more than the rules).
         let pattern = format!("self.{name}");
-        for (at, attribute, _) in self_assignments(&self.text[class.byte_range()]) {
+        for &(start, attribute) in self.assignments_to_self(class).iter() {
             if attribute != name {
                 continue;
             }
-            let start = class.start_byte() + at;
             let Some(node) = self.root.descendant_for_byte_range(start, start + pattern.len()) else { continue };
             let Some(assignment) = [Some(node), self.parent(node)].into_iter().flatten().find_map(|n| self.parent(n).filter(|p| p.kind() == "assignment"))
             else {
@@ -1291,6 +1326,9 @@ pub(crate) fn is_reduction(cpu: &str) -> bool {
 }
 
 fn dotted(name: &str) -> String {
+    if !name.contains(char::is_whitespace) {
+        return name.to_string();
+    }
     name.split('.').map(str::trim).collect::<Vec<_>>().join(".")
 }
 

@@ -232,7 +232,7 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
         let class = module.ancestors(function).find(|c| c.kind() == "class_definition");
         // A class with syntax errors: what its methods assign is not to be relied on.
         let Some(class) = class.filter(|c| !c.has_error()) else { return };
-        let held = crate::semantic::self_assignments(module.text_of(class)).iter().any(|(_, a, _)| *a == attribute);
+        let held = module.assignments_to_self(class).iter().any(|(_, a)| *a == attribute);
         if !held {
             return;
         }
