@@ -3,6 +3,8 @@
 //! reparse and the analysis separately, and prints percentiles and the
 //! slowest edits. For profiling the editor path without a client:
 //! `cargo run --release -p gpulens-diagnostics --example edit_replay -- FILE [EDITS]`.
+//! With `REPLAY_EACH=1` it also prints every edit's analysis time and how
+//! many of the file's definitions it reused, to stderr.
 
 use std::time::Instant;
 
@@ -58,8 +60,11 @@ fn main() {
             let t2 = Instant::now();
             let _ = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
             let t3 = Instant::now();
+            if std::env::var_os("REPLAY_EACH").is_some() {
+                eprintln!("{:.2} ms, reused {:?}, line {} {}", (t3 - t2).as_secs_f64() * 1e3, cache.last_reuse, line + 1, if insert { "ins" } else { "del" });
+            }
             if (t3 - t2).as_secs_f64() > 0.008 {
-                eprintln!("slow check: reused {:?} line {} {}", cache.last_reuse, line + 1, insert);
+                eprintln!("slow check: reused {:?} line {} {}", cache.last_reuse, line + 1, if insert { "ins" } else { "del" });
             }
             let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
             samples.push((ms(t0, t3), ms(t0, t1), ms(t2, t3), line + 1, if insert { "ins" } else { "del" }));

@@ -1329,8 +1329,8 @@ impl OutsideSummary {
 
 /// A hash of everything outside the units that the outside summary reads:
 /// the text between them (with where each gap ends), the units' places,
-/// and the decorators of decorated ones, which the summary reads where they
-/// make kernels, launched by name (`Module::outside_names`). In a text that
+/// and the decorators and names of decorated ones, which the summary reads
+/// where they make kernels, launched by name (`Module::outside_names`). In a text that
 /// names neither Numba nor Warp no decorator makes one, and decorators are
 /// left out: editing a docstring passed to `@doc(...)` keeps the summary.
 fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)]) -> u64 {
@@ -1345,7 +1345,18 @@ fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Nod
         h.write_usize(gap.len());
         h.write_u8(*place);
         if kernels && node.kind_id() == g.decorated_definition {
-            h.write(&bytes[range.clone()]);
+            // Its decorators and its name: what `outside_names` reads of a
+            // kernel. (Its body is the unit's own: an edit inside a method
+            // under `@doc(...)` keeps the summary.)
+            match node.child_by_field_id(g.f_definition.get()) {
+                Some(definition) => {
+                    h.write(&bytes[range.start..definition.start_byte()]);
+                    let name = definition.child_by_field_id(g.f_name.get()).map_or(&b""[..], |n| &bytes[n.byte_range()]);
+                    h.write(name);
+                    h.write_usize(name.len());
+                }
+                None => h.write(&bytes[range.clone()]),
+            }
         }
         at = at.max(range.end);
     }
@@ -1457,11 +1468,8 @@ impl<'t> Plan<'t> {
                         let mut mentioned: Vec<String> = Vec::new();
                         let mut definitions: Vec<String> = Vec::new();
                         let mut loops_or_imports = false;
-                        let (mut imports, mut gpu_name) = (false, false);
                         let mut nested = 0;
                         for_each_name(&text[range.clone()], |token| {
-                            imports |= token == "import";
-                            gpu_name |= GPU_MODULES.contains(&token);
                             // Loops, imports, and the GPU rules' calls recognised by their
                             // text alone (`cuda.synchronize()`, `.copy_to_host()`).
                             if matches!(token, "range" | "enumerate" | "import" | "synchronize" | "copy_to_host") {
@@ -1488,7 +1496,7 @@ impl<'t> Plan<'t> {
                             mentioned,
                             definitions,
                             loops_or_imports,
-                            gpu_import: imports && gpu_name,
+                            gpu_import: may_import_gpu_library(unit_text),
                             own,
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
@@ -1591,6 +1599,42 @@ impl<'t> Plan<'t> {
         }
         Plan { units, global, outside }
     }
+}
+
+/// `text` may import a GPU library: one of its lines (joined with the lines
+/// a backslash continues it with) says `import` and names one. A docstring
+/// that mentions Numba (pandas' `engine="numba"`) next to an unrelated
+/// import is not one.
+fn may_import_gpu_library(text: &str) -> bool {
+    if !text.contains("import") {
+        return false;
+    }
+    let mut line_start = 0;
+    while line_start < text.len() {
+        // The logical line: through every line ending in a backslash.
+        let mut end = line_start;
+        loop {
+            end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+            if end < text.len() && text[line_start..end].trim_end().ends_with('\\') {
+                end += 1;
+                continue;
+            }
+            break;
+        }
+        let line = &text[line_start..end];
+        if line.contains("import") {
+            let (mut import, mut gpu) = (false, false);
+            for_each_name(line, |token| {
+                import |= token == "import";
+                gpu |= GPU_MODULES.contains(&token);
+            });
+            if import && gpu {
+                return true;
+            }
+        }
+        line_start = end + 1;
+    }
+    false
 }
 
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
@@ -1790,6 +1834,17 @@ fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_
 /// covers, so a file that never names one cannot produce a finding. This
 /// byte scan lets whole files skip parsing-dependent work.
 pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
+    // One pass over the text for all the names at once, stopping at the
+    // first (a search per name read a file that names none twenty times).
+    static NAMES: std::sync::OnceLock<(usize, aho_corasick::AhoCorasick)> = std::sync::OnceLock::new();
+    let (built_for, names) = NAMES.get_or_init(|| {
+        let names = knowledge.cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied());
+        let automaton = aho_corasick::AhoCorasick::new(names).expect("a few short module names");
+        (knowledge as *const Knowledge as usize, automaton)
+    });
+    if *built_for == knowledge as *const Knowledge as usize {
+        return names.is_match(text);
+    }
     knowledge.cpu_modules.iter().any(|m| text.contains(m.as_str())) || names_gpu_library(text)
 }
 

@@ -273,3 +273,30 @@ fn a_gpu_import_in_a_class_body_is_part_of_every_key() {
     assert_eq!(after, check(&edited, doc.tree(), &settings, &gpu));
     assert!(after.iter().all(|f| f.code != "GPU002"), "{after:?}");
 }
+
+/// A function walked at every analysis because it may import a GPU library
+/// must really say so in an import: `engine="numba"` in a docstring next to
+/// an unrelated import (pandas' `DataFrame.apply`) is reused like any other
+/// function, while an import continued over a backslash still counts.
+#[test]
+fn only_an_import_line_naming_a_gpu_library_is_walked_every_time() {
+    let text = "def apply(frame, engine=\"python\"):\n    \"\"\"engine : {'python', 'numba'}\"\"\"\n    from os import path\n    return path\n\n\ndef setup():\n    import os, \\\n        cupy\n    return os\n\n\ndef run(d_out, batches):\n    for batch in batches:\n        host = d_out.copy_to_host()\n    return host\n";
+    let settings = Settings::default();
+    let gpu = GpuProfile::none();
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    let before = check_incremental(text, doc.tree(), &settings, &gpu, &mut cache);
+    assert_eq!(before, check(text, doc.tree(), &settings, &gpu));
+    assert!(before.iter().any(|f| f.code == "GPU002"), "{before:?}");
+    // An edit in `run`: `apply` is reused, `setup` (the GPU import) is walked again.
+    let at = text.find("host = ").unwrap();
+    let index = LineIndex::new(text);
+    let enc = PositionEncoding::Utf8;
+    let position = index.position(text, at, enc);
+    doc.apply_changes(&[Change::replace(Range::new(position, position), "the_")], enc);
+    let edited = doc.to_string();
+    let after = check_incremental(&edited, doc.tree(), &settings, &gpu, &mut cache);
+    assert_eq!(after, check(&edited, doc.tree(), &settings, &gpu));
+    assert!(after.iter().any(|f| f.code == "GPU002"), "{after:?}");
+    assert_eq!(cache.last_reuse, (1, 3), "only `apply` reused");
+}

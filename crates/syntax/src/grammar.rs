@@ -40,7 +40,7 @@ grammar! {
         if_statement, elif_clause, aliased_import, dotted_name, import_from_statement, import_statement, lambda, list_comprehension,
         set_comprehension, string_content, while_statement,
     }
-    fields { f_alias, f_body, f_condition, f_module_name, f_name, f_operator }
+    fields { f_alias, f_body, f_condition, f_definition, f_module_name, f_name, f_operator }
 }
 
 /// The grammar's ids (loaded on first use).
