@@ -17,7 +17,14 @@ use crate::{Finding, Module, Severity};
 /// (listed only for those with a loop); `outside` is the module without
 /// them, whose calls in loops are the script's own (and it answers parent
 /// lookups: see [`Module::parent`]).
-pub(crate) fn annotate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[String])], outside: &Module<'t>, findings: &mut [Finding]) {
+pub(crate) fn annotate<'t>(
+    text: &str,
+    tree: &'t Tree,
+    callers: &[(Node<'t>, &[String])],
+    functions: &Functions<'t>,
+    outside: &Module<'t>,
+    findings: &mut [Finding],
+) {
     if findings.is_empty() {
         return;
     }
@@ -25,7 +32,7 @@ pub(crate) fn annotate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[S
     // The names of the functions holding findings, then the callers that call them.
     let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for f in findings.iter().filter(|f| !f.code.starts_with("GPU")) {
-        let function = root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| outermost_function(outside, n));
+        let function = root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| functions.outermost(outside, n));
         if let Some(name) = function.and_then(|f| f.child_by_field_name("name")) {
             wanted.insert(&text[name.byte_range()]);
         }
@@ -40,14 +47,14 @@ pub(crate) fn annotate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[S
     let mut top_level: HashMap<&str, usize> = HashMap::new();
     for site in outside.calls.iter().filter(|s| s.loop_depth > 0) {
         let Some(callee) = site.node.child_by_field_name("function").filter(|c| c.kind() == "identifier") else { continue };
-        if outermost_function(outside, site.node).is_none() {
+        if functions.outermost(outside, site.node).is_none() {
             top_level.entry(&text[callee.byte_range()]).or_insert(site.node.start_position().row + 1);
         }
     }
     let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::new();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
         let Some(node) = root.descendant_for_byte_range(f.range.start, f.range.end) else { continue };
-        let Some(function) = outermost_function(outside, node) else { continue };
+        let Some(function) = functions.outermost(outside, node) else { continue };
         let caller =
             known.entry(function.id()).or_insert_with(|| called_in_loop(text, outside, &by_name, &top_level, function)).clone();
         if let Some((caller, line)) = caller {
@@ -66,6 +73,44 @@ pub(crate) fn annotate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[S
 /// The function (in the module or a class body) that holds `node`, past any nested ones.
 fn outermost_function<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Node<'t>> {
     module.ancestors(node).filter(|n| n.kind() == "function_definition").last()
+}
+
+/// Finds the outermost function around a node from the document's
+/// definition units (the functions of the module and of class bodies,
+/// which no function holds), without walking up the tree: the nodes of a
+/// function an edit did not re-analyse are not in the module's parent
+/// table, and tree-sitter finds a parent by searching down from the root.
+pub(crate) struct Functions<'t> {
+    /// (start, end, the unit, its function definition), by start.
+    units: Vec<(usize, usize, Node<'t>, Node<'t>)>,
+}
+
+impl<'t> Functions<'t> {
+    /// `units`: the definition units, decorated or not, in source order.
+    pub(crate) fn new(units: impl IntoIterator<Item = Node<'t>>) -> Self {
+        let units = units
+            .into_iter()
+            .filter_map(|unit| {
+                let function = if unit.kind() == "decorated_definition" { unit.child_by_field_name("definition")? } else { unit };
+                Some((unit.start_byte(), unit.end_byte(), unit, function))
+            })
+            .collect();
+        Functions { units }
+    }
+
+    /// What [`outermost_function`] says of `node`.
+    fn outermost(&self, module: &Module<'t>, node: Node<'t>) -> Option<Node<'t>> {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let i = self.units.partition_point(|u| u.0 <= start);
+        if let Some(&(from, to, unit, function)) = i.checked_sub(1).map(|i| &self.units[i]) {
+            // Strictly inside the unit: the unit's function is an ancestor,
+            // and no function is around the unit.
+            if from <= start && end <= to && node.id() != unit.id() && node.id() != function.id() && (from, to) != (start, end) {
+                return Some(function);
+            }
+        }
+        outermost_function(module, node)
+    }
 }
 
 /// Where `function` is first called inside a loop by other code (by name,
@@ -153,12 +198,19 @@ fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Opt
 ///   library work (an FFT, a solve, a fit) repeats that work on every pass:
 ///   the loop is where the data should move to the GPU, once, so the call
 ///   gets the callee's advice too.
-pub(crate) fn propagate<'t>(text: &str, tree: &'t Tree, callers: &[(Node<'t>, &[String])], module: &Module<'t>, findings: &mut Vec<Finding>) {
+pub(crate) fn propagate<'t>(
+    text: &str,
+    tree: &'t Tree,
+    callers: &[(Node<'t>, &[String])],
+    functions: &Functions<'t>,
+    module: &Module<'t>,
+    findings: &mut Vec<Finding>,
+) {
     if findings.is_empty() {
         return;
     }
     let root = tree.root_node();
-    let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| outermost_function(module, n));
+    let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| functions.outermost(module, n));
     // The functions calling each name in a loop's reach, looked up by name
     // (one pass over `callers`, not one per function with findings).
     let mut calling: HashMap<&str, Vec<(Node<'t>, &[String])>> = HashMap::new();

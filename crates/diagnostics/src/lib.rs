@@ -143,10 +143,10 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     let outside = plan.outside.as_ref().expect("a plan made without memory walks the outside");
     let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
-        return finish(text, tree, &plan.units_and_calls(), outside, run_rules(outside, text, tree, settings, gpu, true));
+        return finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), outside, run_rules(outside, text, tree, settings, gpu, true));
     }
     let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
-    finish(text, tree, &plan.units_and_calls(), outside, run_rules(&module, text, tree, settings, gpu, true))
+    finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), outside, run_rules(&module, text, tree, settings, gpu, true))
 }
 
 /// [`check`] in one walk of the tree, for a tree analysed once (`gpulens
@@ -171,12 +171,12 @@ fn check_once(
     let findings = run_rules(&module, text, tree, settings, gpu, with_fixes);
     // The functions that call others in a loop, for hotness.
     let callers: Vec<(Node<'_>, Vec<String>)> = units
-        .into_iter()
-        .map(|(node, range, _, _)| (node, called_names(&text[range])))
+        .iter()
+        .map(|(node, range, _, _)| (*node, called_names(&text[range.clone()])))
         .filter(|(_, calls)| !calls.is_empty())
         .collect();
     let callers: Vec<(Node<'_>, &[String])> = callers.iter().map(|(node, calls)| (*node, &calls[..])).collect();
-    finish(text, tree, &callers, &module, findings)
+    finish(text, tree, units.iter().map(|u| u.0), &callers, &module, findings)
 }
 
 /// [`check`] for text that has no tree yet, as `gpulens check` reads files:
@@ -1029,11 +1029,23 @@ fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, 
 /// Sorts and dedups, marks findings in functions called from loops
 /// (`callers`: functions with the names they call; `module`: its calls at
 /// module level are the script's own), and places the fixes' imports.
-fn finish(text: &str, tree: &Tree, callers: &[(Node<'_>, &[String])], module: &Module<'_>, mut findings: Vec<Finding>) -> Vec<Finding> {
-    hot::propagate(text, tree, callers, module, &mut findings);
+/// `units`: the definition units (see [`definition_units`]), in source order.
+fn finish<'t>(
+    text: &str,
+    tree: &'t Tree,
+    units: impl IntoIterator<Item = Node<'t>>,
+    callers: &[(Node<'t>, &[String])],
+    module: &Module<'t>,
+    mut findings: Vec<Finding>,
+) -> Vec<Finding> {
+    if findings.is_empty() {
+        return findings;
+    }
+    let functions = hot::Functions::new(units);
+    hot::propagate(text, tree, callers, &functions, module, &mut findings);
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
-    hot::annotate(text, tree, callers, module, &mut findings);
+    hot::annotate(text, tree, callers, &functions, module, &mut findings);
     fixes::resolve(text, tree, &mut findings);
     findings
 }
@@ -1152,7 +1164,7 @@ pub fn check_incremental_unless(
     findings.extend(reused);
     cache.previous = std::mem::replace(&mut cache.units, fresh);
     // The hotness notes read the calls outside functions, which any walk has.
-    Some(finish(text, tree, &plan.units_and_calls(), module, findings))
+    Some(finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), module, findings))
 }
 
 /// `findings` moved through `edits` (in order, each in the offsets the one
