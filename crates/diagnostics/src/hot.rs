@@ -211,11 +211,22 @@ pub(crate) fn propagate<'t>(
     }
     let root = tree.root_node();
     let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| functions.outermost(module, n));
-    // The functions calling each name in a loop's reach, looked up by name
-    // (one pass over `callers`, not one per function with findings).
+    // The names of the functions holding findings that can flow (index
+    // loops, array work): only their callers are looked at.
+    let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for f in findings.iter().filter(|f| matches!(f.code, "NUMBA001" | "WARP001" | "CUPY001" | "RAFT001" | "CUCIM001")) {
+        if let Some(name) = function_of(f).and_then(|function| function.child_by_field_name("name")) {
+            wanted.insert(&text[name.byte_range()]);
+        }
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    // The functions calling each of those names in a loop's reach, looked
+    // up by name (one pass over `callers`, not one per function with findings).
     let mut calling: HashMap<&str, Vec<(Node<'t>, &[String])>> = HashMap::new();
     for (unit, calls) in callers {
-        for name in calls.iter() {
+        for name in calls.iter().filter(|c| wanted.contains(c.as_str())) {
             calling.entry(name.as_str()).or_default().push((*unit, *calls));
         }
     }

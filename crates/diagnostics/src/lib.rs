@@ -1111,7 +1111,20 @@ pub fn check_incremental_unless(
         return None;
     }
     let mut global = FxHasher::default();
-    format!("{settings:?}{gpu:?}").hash(&mut global);
+    {
+        // The settings and the GPU as they print, hashed as they are written
+        // (formatting them into a string first cost a growing allocation at
+        // every edit).
+        struct Hashing<'h>(&'h mut FxHasher);
+        impl std::fmt::Write for Hashing<'_> {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.0.write(s.as_bytes());
+                Ok(())
+            }
+        }
+        use std::fmt::Write as _;
+        let _ = write!(Hashing(&mut global), "{settings:?}{gpu:?}");
+    }
     plan.global.hash(&mut global);
     let global = global.finish();
     for u in &mut plan.units {
