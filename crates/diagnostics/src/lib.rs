@@ -1428,6 +1428,12 @@ struct Scans {
     by_text: FxHashMap<u64, std::sync::Arc<Scan>>,
     /// The last document's outside summary.
     outside: Option<std::sync::Arc<OutsideSummary>>,
+    /// (text hash, position among the units) → the hash of the outside
+    /// names a function of that text reaches there and what they are bound
+    /// to: the costly part of its key, the same at every edit elsewhere.
+    reach: FxHashMap<(u64, usize), u64>,
+    /// The outside fingerprint and names hash `reach` holds for.
+    reach_for: (u64, u64),
 }
 
 impl<'t> Plan<'t> {
@@ -1552,27 +1558,49 @@ impl<'t> Plan<'t> {
                 classes.insert(Some(class), h.finish());
             }
         }
+        let mut reach = std::mem::take(&mut scans.reach);
+        if scans.reach_for != (fingerprint, names_hash) {
+            reach.clear();
+            scans.reach_for = (fingerprint, names_hash);
+        }
+        // What this run uses is kept for the next (as with `by_text`).
+        let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();
         let units = found
             .into_iter()
             .zip(scanned)
             .enumerate()
             .map(|(index, ((node, range, place, around), (text_hash, scan)))| {
                 let mentioned = &scan.mentioned;
-                // The names it mentions and, transitively, those their bindings mention.
-                let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
-                let mut queue: Vec<&str> = mentioned
-                    .iter()
-                    .filter(|m| !(scan.own.contains(m) && !names[m.as_str()].imported))
-                    .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| k.as_str()))
-                    .collect();
-                while let Some(name) = queue.pop() {
-                    if reached.contains(&name) {
-                        continue;
+                let reached_hash = *reach_used.entry((text_hash, index)).or_insert_with(|| {
+                    if let Some(known) = reach.get(&(text_hash, index)) {
+                        return *known;
                     }
-                    reached.push(name);
-                    queue.extend(depends.get(name).into_iter().flatten().map(String::as_str));
-                }
-                reached.sort_unstable();
+                    // The names it mentions and, transitively, those their bindings mention.
+                    let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
+                    let mut queue: Vec<&str> = mentioned
+                        .iter()
+                        .filter(|m| !(scan.own.contains(m) && !names[m.as_str()].imported))
+                        .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| k.as_str()))
+                        .collect();
+                    while let Some(name) = queue.pop() {
+                        if reached.contains(&name) {
+                            continue;
+                        }
+                        reached.push(name);
+                        queue.extend(depends.get(name).into_iter().flatten().map(String::as_str));
+                    }
+                    reached.sort_unstable();
+                    let mut h = FxHasher::default();
+                    for name in &reached {
+                        let facts = &names[*name];
+                        name.hash(&mut h);
+                        facts.hash.hash(&mut h);
+                        // Which module-level binding a use sees depends on where
+                        // the function is: how many bindings come before it.
+                        facts.units_before.iter().filter(|before| **before <= index).count().hash(&mut h);
+                    }
+                    h.finish()
+                });
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
                 scan.definitions.hash(&mut key);
@@ -1584,14 +1612,7 @@ impl<'t> Plan<'t> {
                 if scan.works_through_self {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
-                for name in &reached {
-                    let facts = &names[*name];
-                    name.hash(&mut key);
-                    facts.hash.hash(&mut key);
-                    // Which module-level binding a use sees depends on where
-                    // the function is: how many bindings come before it.
-                    facts.units_before.iter().filter(|before| **before <= index).count().hash(&mut key);
-                }
+                reached_hash.hash(&mut key);
                 let key = key.finish();
                 let fix_key = {
                     let mut h = FxHasher::default();
@@ -1615,6 +1636,7 @@ impl<'t> Plan<'t> {
             })
             .collect::<Vec<Unit<'t>>>();
         scans.by_text = seen;
+        scans.reach = reach_used;
         let mut global = summary.global.clone();
         // Whether the GPU rules apply depends on imports inside functions
         // too: the texts of the functions that may hold one are part of
