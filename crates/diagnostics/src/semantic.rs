@@ -461,7 +461,6 @@ impl<'t> Module<'t> {
         loop {
             let node = cursor.node();
             let kind = node.kind_id();
-            let field = cursor.field_id();
             // Record its parent (stored when its first named child is entered).
             if let Some(parent) = frames.last_mut().filter(|_| node.is_named()) {
                 let index = *parent.index.get_or_insert_with(|| {
@@ -509,6 +508,18 @@ impl<'t> Module<'t> {
                 continue;
             }
             let parent = frames.last().map_or(0, |f| f.kind);
+            // Only these parents give a child a field the walk reads (a
+            // condition, a loop's body): asking the cursor for the field
+            // costs a search up its stack, at every node.
+            let field = if parent == g.if_statement
+                || parent == g.elif_clause
+                || parent == g.while_statement
+                || parent == g.for_statement
+            {
+                cursor.field_id()
+            } else {
+                None
+            };
             // Conditions and assertions check data; they are not the work.
             let is_condition = field == Some(g.f_condition);
             let check = is_condition || kind == g.assert_statement;
