@@ -32,7 +32,7 @@ fn main() {
     let mut doc = Document::new(&text);
     let mut cache = Cache::default();
     let started = Instant::now();
-    let first = check_incremental(&doc.rope().to_string(), doc.tree(), &settings, &gpu, &mut cache);
+    let first = check_incremental(&doc.text(), doc.tree(), &settings, &gpu, &mut cache);
     println!("open: {:.1} ms, {} findings", started.elapsed().as_secs_f64() * 1e3, first.len());
     // A small deterministic generator (xorshift), so runs are comparable.
     let mut state: u64 = 0x2545_F491_4F6C_DD1D;
@@ -56,7 +56,7 @@ fn main() {
             let t0 = Instant::now();
             doc.apply_changes(&[change], PositionEncoding::Utf16);
             let t1 = Instant::now();
-            let text = doc.rope().to_string();
+            let text = doc.text();
             let t2 = Instant::now();
             let _ = check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache);
             let t3 = Instant::now();

@@ -127,9 +127,9 @@ pub struct Module<'t> {
     pub text: &'t str,
     /// Local name → fully qualified module or object (`np` → `numpy`), with
     /// the byte range of the scope (module or function) the import binds it in.
-    imports: HashMap<&'t str, Vec<(std::ops::Range<usize>, String)>>,
+    imports: rustc_hash::FxHashMap<&'t str, Vec<(std::ops::Range<usize>, String)>>,
     /// Bindings of each (scope, name), in source order, with the offset where each is made.
-    bindings: HashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
+    bindings: rustc_hash::FxHashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
     pub conditions: Vec<ConditionSite<'t>>,
@@ -210,8 +210,8 @@ impl<'t> Module<'t> {
             answers: std::cell::RefCell::new(HashMap::new()),
             gpu_library: std::cell::OnceCell::new(),
             text,
-            imports: HashMap::new(),
-            bindings: HashMap::new(),
+            imports: rustc_hash::FxHashMap::default(),
+            bindings: rustc_hash::FxHashMap::default(),
             calls: Vec::new(),
             loops: Vec::new(),
             conditions: Vec::new(),
@@ -393,7 +393,10 @@ impl<'t> Module<'t> {
                 }
             }
         }
-        for d in &self.decorated {
+        // Only a decorator imported from Numba or Warp makes a kernel: a
+        // module that imports neither has none (pandas' `@doc(...)`s).
+        let kernels = self.imports.values().flatten().any(|(_, target)| within(target, "numba") || within(target, "warp"));
+        for d in self.decorated.iter().filter(|_| kernels) {
             let Some(def) = d.child_by_field_name("definition") else { continue };
             let on_gpu = self
                 .decorators(*d)

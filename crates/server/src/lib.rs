@@ -159,7 +159,7 @@ impl Job {
         if superseded() {
             return Outcome::Superseded;
         }
-        let text = self.doc.to_string();
+        let text = self.doc.text();
         let settings = &self.effective.settings;
         let findings =
             guard("analysis", || check_incremental_unless(&text, self.doc.tree(), settings, &self.gpu, &mut cache, &superseded));
@@ -297,7 +297,7 @@ impl Backend {
         let started = std::time::Instant::now();
         let findings = guard("analysis", || {
             doc.reparse(&mut |_| false);
-            let text = doc.to_string();
+            let text = doc.text();
             check_incremental(&text, doc.tree(), &effective.settings, &gpu, cache)
         });
         tracing::debug!("analysis took {:?}, reused {:?} definitions", started.elapsed(), cache.last_reuse);

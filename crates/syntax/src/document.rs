@@ -487,6 +487,18 @@ impl Document {
     }
 }
 
+impl Document {
+    /// The text as one string, allocated once at its full length (`to_string`
+    /// goes through `Display`, which grows the string chunk by chunk).
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.rope.len_bytes());
+        for chunk in self.rope.chunks() {
+            out.push_str(chunk);
+        }
+        out
+    }
+}
+
 impl std::fmt::Display for Document {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for chunk in self.rope.chunks() {
