@@ -1390,21 +1390,18 @@ fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Nod
     h.finish()
 }
 
-/// What a function's text mentions.
-#[derive(Debug, Clone)]
-struct Scan {
-    /// Outside names it mentions.
-    mentioned: Vec<String>,
-    /// Names of module-level functions and classes it mentions (whether a
-    /// name is one changes findings: a Python function passed to a library
-    /// call is not GPU work).
-    definitions: Vec<String>,
+/// What a function's text says, read once per text: what does not depend
+/// on the names around it.
+#[derive(Debug)]
+struct TextScan {
+    /// Its distinct identifiers.
+    tokens: Vec<String>,
     /// It mentions `range` or `import`, or a call the GPU rules know by its
     /// text alone (`synchronize`, `copy_to_host`).
     loops_or_imports: bool,
-    /// It may import a GPU library (it says `import` and a GPU library's
-    /// name). The GPU rules apply only where the module imports one,
-    /// anywhere, functions included; see `Unit::gpu_import`.
+    /// It may import a GPU library (an import line names one). The GPU
+    /// rules apply only where the module imports one, anywhere, functions
+    /// included; see `Unit::gpu_import`.
     gpu_import: bool,
     /// Its parameters, when it defines no function, lambda or class inside
     /// (which would see its parameters' names differently): a use of such
@@ -1420,12 +1417,35 @@ struct Scan {
     calls: std::sync::Arc<[String]>,
 }
 
+/// Which of a function's identifiers name something outside it, for the
+/// outside names and module-level definitions of the moment.
+#[derive(Debug)]
+struct Named {
+    /// Outside names it mentions.
+    mentioned: Vec<String>,
+    /// Names of module-level functions and classes it mentions (whether a
+    /// name is one changes findings: a Python function passed to a library
+    /// call is not GPU work).
+    definitions: Vec<String>,
+}
+
+/// What a function's text mentions.
+#[derive(Debug, Clone)]
+struct Scan {
+    text: std::sync::Arc<TextScan>,
+    named: std::sync::Arc<Named>,
+}
+
 /// Token scans of function texts, valid while the set of outside names is the same.
 #[derive(Debug, Default)]
 struct Scans {
     names: u64,
-    /// Text hash → what a function of that text mentions.
-    by_text: FxHashMap<u64, std::sync::Arc<Scan>>,
+    /// Text hash → what a function of that text says.
+    by_text: FxHashMap<u64, std::sync::Arc<TextScan>>,
+    /// Text hash → which of its identifiers name something outside (for
+    /// the outside names of `names`: a syntax error that moves a function's
+    /// text outside changes them, and the texts need not be read again).
+    named: FxHashMap<u64, std::sync::Arc<Named>>,
     /// The last document's outside summary.
     outside: Option<std::sync::Arc<OutsideSummary>>,
     /// (text hash, position among the units) → the hash of the outside
@@ -1479,11 +1499,12 @@ impl<'t> Plan<'t> {
             h.finish()
         };
         if names_hash != scans.names {
-            scans.by_text.clear();
+            scans.named.clear();
             scans.names = names_hash;
         }
-        let mut seen: FxHashMap<u64, std::sync::Arc<Scan>> = FxHashMap::default();
-        let scanned: Vec<(u64, std::sync::Arc<Scan>)> = found
+        let mut seen: FxHashMap<u64, std::sync::Arc<TextScan>> = FxHashMap::default();
+        let mut seen_named: FxHashMap<u64, std::sync::Arc<Named>> = FxHashMap::default();
+        let scanned: Vec<(u64, Scan)> = found
             .iter()
             .map(|(node, range, _, _)| {
                 let node = *node;
@@ -1493,11 +1514,11 @@ impl<'t> Plan<'t> {
                     h.write(bytes);
                     h.finish()
                 };
-                let scan = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
+                let text_scan = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
                     Some(scan) => scan.clone(),
                     None => {
-                        let mut mentioned: Vec<String> = Vec::new();
-                        let mut definitions: Vec<String> = Vec::new();
+                        let mut tokens: Vec<String> = Vec::new();
+                        let mut distinct: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
                         let mut loops_or_imports = false;
                         let mut nested = 0;
                         for_each_name(&text[range.clone()], |token| {
@@ -1507,15 +1528,11 @@ impl<'t> Plan<'t> {
                                 loops_or_imports = true;
                             } else if matches!(token, "def" | "lambda" | "class") {
                                 nested += 1;
-                            } else if names.contains_key(token) && !mentioned.iter().any(|m| m == token) {
-                                mentioned.push(token.to_string());
                             }
-                            if defined.binary_search(&token).is_ok() && !definitions.iter().any(|d| d == token) {
-                                definitions.push(token.to_string());
+                            if distinct.insert(token) {
+                                tokens.push(token.to_string());
                             }
                         });
-                        mentioned.sort_unstable();
-                        definitions.sort_unstable();
                         let own = if nested == 1 { parameters(node, text) } else { Vec::new() };
                         let unit_text = &text[range.clone()];
                         let works_through_self = unit_text.contains("self.") && {
@@ -1523,9 +1540,8 @@ impl<'t> Plan<'t> {
                             for_each_name(unit_text, |token| work |= rules::MODEL_WORK.contains(&token));
                             work
                         };
-                        std::sync::Arc::new(Scan {
-                            mentioned,
-                            definitions,
+                        std::sync::Arc::new(TextScan {
+                            tokens,
                             loops_or_imports,
                             gpu_import: may_import_gpu_library(unit_text),
                             own,
@@ -1535,7 +1551,31 @@ impl<'t> Plan<'t> {
                         })
                     }
                 };
-                seen.insert(text_hash, scan.clone());
+                let named = match scans.named.get(&text_hash).or_else(|| seen_named.get(&text_hash)) {
+                    Some(named) => named.clone(),
+                    None => {
+                        let mut mentioned: Vec<String> = Vec::new();
+                        let mut definitions: Vec<String> = Vec::new();
+                        for token in &text_scan.tokens {
+                            let special = matches!(
+                                token.as_str(),
+                                "range" | "enumerate" | "import" | "synchronize" | "copy_to_host" | "def" | "lambda" | "class"
+                            );
+                            if !special && names.contains_key(token.as_str()) {
+                                mentioned.push(token.clone());
+                            }
+                            if defined.binary_search(&token.as_str()).is_ok() {
+                                definitions.push(token.clone());
+                            }
+                        }
+                        mentioned.sort_unstable();
+                        definitions.sort_unstable();
+                        std::sync::Arc::new(Named { mentioned, definitions })
+                    }
+                };
+                seen_named.insert(text_hash, named.clone());
+                let scan = Scan { text: text_scan, named };
+                seen.insert(text_hash, scan.text.clone());
                 (text_hash, scan)
             })
             .collect();
@@ -1544,12 +1584,12 @@ impl<'t> Plan<'t> {
         // methods among the units (and `self` means nothing outside them);
         // in one with errors, the rules trust no assignment.
         let mut classes: HashMap<Option<usize>, u64> = HashMap::new();
-        if scanned.iter().any(|(_, scan)| scan.works_through_self) {
+        if scanned.iter().any(|(_, scan)| scan.text.works_through_self) {
             let mut assignments: HashMap<usize, (bool, Vec<&str>)> = HashMap::new();
             for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
                 if let Some(class) = around.last() {
                     let entry = assignments.entry(class.id()).or_insert_with(|| (class.has_error(), Vec::new()));
-                    entry.1.extend(scan.self_assignments.iter().map(String::as_str));
+                    entry.1.extend(scan.text.self_assignments.iter().map(String::as_str));
                 }
             }
             for (class, (has_error, lines)) in assignments {
@@ -1570,7 +1610,7 @@ impl<'t> Plan<'t> {
             .zip(scanned)
             .enumerate()
             .map(|(index, ((node, range, place, around), (text_hash, scan)))| {
-                let mentioned = &scan.mentioned;
+                let mentioned = &scan.named.mentioned;
                 let reached_hash = *reach_used.entry((text_hash, index)).or_insert_with(|| {
                     if let Some(known) = reach.get(&(text_hash, index)) {
                         return *known;
@@ -1579,7 +1619,7 @@ impl<'t> Plan<'t> {
                     let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
                     let mut queue: Vec<&str> = mentioned
                         .iter()
-                        .filter(|m| !(scan.own.contains(m) && !names[m.as_str()].imported))
+                        .filter(|m| !(scan.text.own.contains(m) && !names[m.as_str()].imported))
                         .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| k.as_str()))
                         .collect();
                     while let Some(name) = queue.pop() {
@@ -1603,13 +1643,13 @@ impl<'t> Plan<'t> {
                 });
                 let mut key = FxHasher::default();
                 text_hash.hash(&mut key);
-                scan.definitions.hash(&mut key);
+                scan.named.definitions.hash(&mut key);
                 // The names of the classes holding it (rules read them: a
                 // `Rotation` class's matrices are small).
                 for class in &around {
                     class.child_by_field_name("name").map(|c| &text[c.byte_range()]).hash(&mut key);
                 }
-                if scan.works_through_self {
+                if scan.text.works_through_self {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
                 reached_hash.hash(&mut key);
@@ -1628,14 +1668,15 @@ impl<'t> Plan<'t> {
                     around.hash(&mut h);
                     h.finish()
                 };
-                let quiet = mentioned.is_empty() && !scan.loops_or_imports && !scan.works_through_self;
-                let calls = scan.calls.clone();
-                let gpu_import = scan.gpu_import.then_some(text_hash);
-                seen.insert(text_hash, scan);
+                let quiet = mentioned.is_empty() && !scan.text.loops_or_imports && !scan.text.works_through_self;
+                let calls = scan.text.calls.clone();
+                let gpu_import = scan.text.gpu_import.then_some(text_hash);
+                seen.insert(text_hash, scan.text);
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import }
             })
             .collect::<Vec<Unit<'t>>>();
         scans.by_text = seen;
+        scans.named = seen_named;
         scans.reach = reach_used;
         let mut global = summary.global.clone();
         // Whether the GPU rules apply depends on imports inside functions
