@@ -131,6 +131,9 @@ pub(crate) struct Context<'a, 't> {
     pub module: &'a Module<'t>,
     pub settings: &'a Settings,
     pub gpu: &'a GpuProfile,
+    /// Asked now and then during a long run of the rules: true means a
+    /// newer edit made this analysis pointless (the rules stop early).
+    pub cancel: &'a dyn Fn() -> bool,
 }
 
 /// Runs every enabled rule over `text` (whose tree is `tree`).
@@ -1015,7 +1018,20 @@ pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuPr
 }
 
 fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
-    let cx = Context { module, settings, gpu };
+    run_rules_unless(module, text, tree, settings, gpu, with_fixes, &|| false)
+}
+
+/// [`run_rules`], stopping early (with what it has) once `cancel` says so.
+fn run_rules_unless(
+    module: &Module<'_>,
+    text: &str,
+    tree: &Tree,
+    settings: &Settings,
+    gpu: &GpuProfile,
+    with_fixes: bool,
+    cancel: &dyn Fn() -> bool,
+) -> Vec<Finding> {
+    let cx = Context { module, settings, gpu, cancel };
     let mut findings = rules::run(&cx);
     rules::gate_by_compute_capability(&cx, &mut findings);
     let in_test = |f: &Finding| !f.code.starts_with("GPU") && module.tests.iter().any(|t| t.contains(&f.range.start));
@@ -1143,14 +1159,14 @@ pub fn check_incremental_unless(
     let module = match &plan.outside {
         Some(outside) if skip.len() == plan.units.len() => outside,
         _ => {
-            walked = Module::new_skipping(text, tree, knowledge, &skip);
+            walked = Module::new_skipping_unless(text, tree, knowledge, &skip, cancel)?;
             &walked
         }
     };
     if cancel() {
         return None;
     }
-    let mut findings = run_rules(module, text, tree, settings, gpu, true);
+    let mut findings = run_rules_unless(module, text, tree, settings, gpu, true, cancel);
     if cancel() {
         return None;
     }

@@ -200,6 +200,18 @@ impl<'t> Module<'t> {
     /// (definitions whose findings are already known; sorted node ids); a
     /// skipped decorated definition is still listed in `decorated`.
     pub fn new_skipping(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, skip: &[usize]) -> Self {
+        Self::new_skipping_unless(text, tree, knowledge, skip, &|| false).expect("never cancelled")
+    }
+
+    /// [`Module::new_skipping`], asking `cancel` every few thousand nodes and
+    /// giving up (`None`) when it answers true.
+    pub fn new_skipping_unless(
+        text: &'t str,
+        tree: &'t Tree,
+        knowledge: &'static Knowledge,
+        skip: &[usize],
+        cancel: &dyn Fn() -> bool,
+    ) -> Option<Self> {
         let mut module = Module {
             root: tree.root_node(),
             definitions: std::cell::OnceCell::new(),
@@ -224,8 +236,7 @@ impl<'t> Module<'t> {
             parents: rustc_hash::FxHashMap::default(),
             parent_nodes: Vec::new(),
         };
-        module.collect(tree, skip);
-        module
+        module.collect(tree, skip, cancel).then_some(module)
     }
 
     /// Names assigned at module level.
@@ -444,7 +455,9 @@ impl<'t> Module<'t> {
         self.imports.entry(name).or_default().push((scope, target));
     }
 
-    fn collect(&mut self, tree: &'t Tree, skip: &[usize]) {
+    /// Walks the tree (but the definitions in `skip`); false when `cancel`
+    /// stopped it.
+    fn collect(&mut self, tree: &'t Tree, skip: &[usize], cancel: &dyn Fn() -> bool) -> bool {
         // One frame per entered node: what entering it changed, undone on exit.
         struct Frame<'n> {
             node: Node<'n>,
@@ -461,7 +474,12 @@ impl<'t> Module<'t> {
         let mut scope_ranges: Vec<std::ops::Range<usize>> = vec![0..self.text.len()];
         let mut loop_depth = 0u32;
         let mut check_depth = 0u32;
+        let mut visited = 0u32;
         loop {
+            visited = visited.wrapping_add(1);
+            if visited % 2048 == 0 && cancel() {
+                return false;
+            }
             let node = cursor.node();
             let kind = node.kind_id();
             // Record its parent (stored when its first named child is entered).
@@ -500,7 +518,7 @@ impl<'t> Module<'t> {
                         break;
                     }
                     if !cursor.goto_parent() {
-                        return;
+                        return true;
                     }
                     let done = frames.pop().expect("one frame per entered node");
                     scopes.truncate(scopes.len() - done.scope as usize);
@@ -610,7 +628,7 @@ impl<'t> Module<'t> {
                     break;
                 }
                 if !cursor.goto_parent() {
-                    return;
+                    return true;
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! Differential test: findings computed incrementally (reusing the cache of
 //! unchanged functions) must equal a fresh analysis, after every edit.
 
-use gpulens_diagnostics::{check, check_incremental, Cache, Settings};
+use gpulens_diagnostics::{check, check_incremental, check_incremental_unless, Cache, Settings};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{Change, Document, LineIndex, Position, PositionEncoding, Range};
 use proptest::prelude::*;
@@ -299,4 +299,37 @@ fn only_an_import_line_naming_a_gpu_library_is_walked_every_time() {
     assert_eq!(after, check(&edited, doc.tree(), &settings, &gpu));
     assert!(after.iter().any(|f| f.code == "GPU002"), "{after:?}");
     assert_eq!(cache.last_reuse, (1, 3), "only `apply` reused");
+}
+
+/// A newer edit stops an analysis in the middle of its walk or of its rules
+/// (not only between stages), and the cache it leaves still gives the
+/// findings of a whole analysis next time.
+#[test]
+fn an_analysis_stops_midway_when_a_newer_edit_comes() {
+    let function = "def smooth_{i}(signal, width):\n    out = np.empty_like(signal)\n    for k in range(len(signal)):\n        out[k] = np.sqrt(signal[k]) * width\n    return np.fft.fft(out)\n\n\n";
+    let text: String = std::iter::once("import numpy as np\n\n\n".to_string())
+        .chain((0..400).map(|i| function.replace("{i}", &i.to_string())))
+        .collect();
+    let settings = Settings::default();
+    let gpu = GpuProfile::none();
+    let doc = Document::new(&text);
+    // Uninterrupted, it asks between its three stages and from inside them.
+    let asked = std::cell::Cell::new(0u32);
+    let count = || {
+        asked.set(asked.get() + 1);
+        false
+    };
+    let mut cache = Cache::default();
+    assert!(check_incremental_unless(&text, doc.tree(), &settings, &gpu, &mut cache, &count).is_some());
+    assert!(asked.get() > 3, "asked {} times", asked.get());
+    // Told to stop at the second question (the first from inside the walk), it stops there.
+    asked.set(0);
+    let cancel = || {
+        asked.set(asked.get() + 1);
+        asked.get() >= 2
+    };
+    let mut cache = Cache::default();
+    assert!(check_incremental_unless(&text, doc.tree(), &settings, &gpu, &mut cache, &cancel).is_none());
+    assert_eq!(asked.get(), 2);
+    assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu));
 }
