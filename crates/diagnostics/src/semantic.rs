@@ -477,7 +477,7 @@ impl<'t> Module<'t> {
         let mut visited = 0u32;
         loop {
             visited = visited.wrapping_add(1);
-            if visited % 2048 == 0 && cancel() {
+            if visited.is_multiple_of(2048) && cancel() {
                 return false;
             }
             let node = cursor.node();
