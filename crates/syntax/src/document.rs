@@ -248,11 +248,15 @@ impl Document {
         if offset > 0 && offset < self.rope.len_bytes() && self.rope.byte(offset) == b'\n' && self.rope.byte(offset - 1) == b'\r' {
             offset -= 1;
         }
-        // Round down to a char boundary.
-        let char_idx = self.rope.byte_to_char(offset);
-        let line = self.rope.char_to_line(char_idx);
-        let line_start = self.rope.line_to_char(line);
-        let prefix = self.rope.slice(line_start..char_idx);
+        // Round down to a char boundary (past UTF-8 continuation bytes).
+        while offset > 0 && offset < self.rope.len_bytes() && self.rope.byte(offset) & 0xC0 == 0x80 {
+            offset -= 1;
+        }
+        // In bytes: each char-index conversion is another walk down the rope,
+        // and a publish converts every finding's and fix edit's ends.
+        let line = self.rope.byte_to_line(offset);
+        let line_start = self.rope.line_to_byte(line);
+        let prefix = self.rope.byte_slice(line_start..offset);
         Position::new(line as u32, prefix_to_column(prefix.chars(), encoding))
     }
 
@@ -584,6 +588,24 @@ mod tests {
         // A reversed range is treated as the same range forwards.
         doc.apply_changes(&[change(0, 6, 0, 4, "")], Utf16);
         assert_eq!(doc.to_string(), "a = \r\nb = 2\nc = 3");
+    }
+
+    #[test]
+    fn positions_agree_with_the_line_index_at_every_offset() {
+        let text = "a\r\nb\rc\n\u{4e2d}\u{6587} = 1  # \u{1f680}\r\n\tx\u{e9}\r\r\n\n\u{1f680}\u{1f680}z\u{4e2d}";
+        let doc = Document::new(text);
+        let index = crate::LineIndex::new(text);
+        for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Utf32] {
+            for offset in 0..=text.len() + 2 {
+                let mut expected = index.position(text, offset, encoding);
+                // Between a `\r` and its `\n`: the end of that line, as `Document::position` says.
+                let at = offset.min(text.len());
+                if at > 0 && at < text.len() && text.as_bytes()[at] == b'\n' && text.as_bytes()[at - 1] == b'\r' {
+                    expected = index.position(text, at - 1, encoding);
+                }
+                assert_eq!(doc.position(offset, encoding), expected, "offset {offset} {encoding:?}");
+            }
+        }
     }
 
     #[test]
