@@ -223,7 +223,7 @@ fn check_file(
         }
     }
     let mut text = gpulens_syntax::decode(bytes).map_err(|e| problem(e.to_string()))?.into_owned();
-    let candidate = gpulens_diagnostics::might_have_findings(&text, gpulens_knowledge::Knowledge::get());
+    let candidate = gpulens_diagnostics::might_have_findings(&text);
     let (mut fixed, mut diff) = (None, None);
     if candidate && (args.fix || args.diff) {
         // `--diff` alone previews every fix; with `--fix` it previews what would be written.

@@ -5,7 +5,7 @@
 //! never depends on which functions an edit re-analysed, and costs a walk
 //! of those callers only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use gpulens_syntax::{preorder, Node, Tree};
 
@@ -19,7 +19,6 @@ use crate::{Finding, Module, Severity};
 /// lookups: see [`Module::parent`]).
 pub(crate) fn annotate<'t>(
     text: &str,
-    tree: &'t Tree,
     callers: &[(Node<'t>, &[String])],
     functions: &Functions<'t>,
     outside: &Module<'t>,
@@ -28,15 +27,8 @@ pub(crate) fn annotate<'t>(
     if findings.is_empty() {
         return;
     }
-    let root = tree.root_node();
     // The names of the functions holding findings, then the callers that call them.
-    let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    for f in findings.iter().filter(|f| !f.code.starts_with("GPU")) {
-        let function = root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| functions.outermost(outside, n));
-        if let Some(name) = function.and_then(|f| f.child_by_field_name("name")) {
-            wanted.insert(&text[name.byte_range()]);
-        }
-    }
+    let wanted = functions.names_holding(text, outside, findings.iter().filter(|f| !f.code.starts_with("GPU")));
     let mut by_name: HashMap<&str, Vec<Node<'_>>> = HashMap::new();
     for (unit, calls) in callers {
         for name in calls.iter().filter(|c| wanted.contains(c.as_str())) {
@@ -53,8 +45,7 @@ pub(crate) fn annotate<'t>(
     }
     let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::new();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
-        let Some(node) = root.descendant_for_byte_range(f.range.start, f.range.end) else { continue };
-        let Some(function) = functions.outermost(outside, node) else { continue };
+        let Some(function) = functions.holding(outside, &f.range) else { continue };
         let caller =
             known.entry(function.id()).or_insert_with(|| called_in_loop(text, outside, &by_name, &top_level, function)).clone();
         if let Some((caller, line)) = caller {
@@ -81,13 +72,14 @@ fn outermost_function<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Node<'t
 /// function an edit did not re-analyse are not in the module's parent
 /// table, and tree-sitter finds a parent by searching down from the root.
 pub(crate) struct Functions<'t> {
+    root: Node<'t>,
     /// (start, end, the unit, its function definition), by start.
     units: Vec<(usize, usize, Node<'t>, Node<'t>)>,
 }
 
 impl<'t> Functions<'t> {
-    /// `units`: the definition units, decorated or not, in source order.
-    pub(crate) fn new(units: impl IntoIterator<Item = Node<'t>>) -> Self {
+    /// `units`: the definition units of `tree`, decorated or not, in source order.
+    pub(crate) fn new(tree: &'t Tree, units: impl IntoIterator<Item = Node<'t>>) -> Self {
         let units = units
             .into_iter()
             .filter_map(|unit| {
@@ -95,7 +87,20 @@ impl<'t> Functions<'t> {
                 Some((unit.start_byte(), unit.end_byte(), unit, function))
             })
             .collect();
-        Functions { units }
+        Functions { root: tree.root_node(), units }
+    }
+
+    /// The outermost function holding the node that spans `range`.
+    fn holding(&self, module: &Module<'t>, range: &std::ops::Range<usize>) -> Option<Node<'t>> {
+        self.root.descendant_for_byte_range(range.start, range.end).and_then(|n| self.outermost(module, n))
+    }
+
+    /// The names of the functions holding `findings`.
+    fn names_holding<'a, 'f>(&self, text: &'a str, module: &Module<'t>, findings: impl Iterator<Item = &'f Finding>) -> HashSet<&'a str> {
+        findings
+            .filter_map(|f| self.holding(module, &f.range).and_then(|function| function.child_by_field_name("name")))
+            .map(|name| &text[name.byte_range()])
+            .collect()
     }
 
     /// What [`outermost_function`] says of `node`.
@@ -200,7 +205,6 @@ fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Opt
 ///   gets the callee's advice too.
 pub(crate) fn propagate<'t>(
     text: &str,
-    tree: &'t Tree,
     callers: &[(Node<'t>, &[String])],
     functions: &Functions<'t>,
     module: &Module<'t>,
@@ -209,16 +213,11 @@ pub(crate) fn propagate<'t>(
     if findings.is_empty() {
         return;
     }
-    let root = tree.root_node();
-    let function_of = |f: &Finding| root.descendant_for_byte_range(f.range.start, f.range.end).and_then(|n| functions.outermost(module, n));
+    let function_of = |f: &Finding| functions.holding(module, &f.range);
     // The names of the functions holding findings that can flow (index
     // loops, array work): only their callers are looked at.
-    let mut wanted: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    for f in findings.iter().filter(|f| matches!(f.code, "NUMBA001" | "WARP001" | "CUPY001" | "RAFT001" | "CUCIM001")) {
-        if let Some(name) = function_of(f).and_then(|function| function.child_by_field_name("name")) {
-            wanted.insert(&text[name.byte_range()]);
-        }
-    }
+    let flows = |f: &&Finding| matches!(f.code, "NUMBA001" | "WARP001" | "CUPY001" | "RAFT001" | "CUCIM001");
+    let wanted = functions.names_holding(text, module, findings.iter().filter(flows));
     if wanted.is_empty() {
         return;
     }

@@ -139,7 +139,7 @@ pub(crate) struct Context<'a, 't> {
 /// Runs every enabled rule over `text` (whose tree is `tree`).
 pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
     let knowledge = Knowledge::get();
-    if !might_have_findings(text, knowledge) {
+    if !might_have_findings(text) {
         return Vec::new();
     }
     let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
@@ -202,7 +202,7 @@ pub fn check_text_unfixed(text: &str, settings: &Settings, gpu: &GpuProfile) -> 
 }
 
 fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
-    if !might_have_findings(text, Knowledge::get()) {
+    if !might_have_findings(text) {
         return Vec::new();
     }
     // Hotness, and the advice a loop gets for calling a function with
@@ -1057,11 +1057,11 @@ fn finish<'t>(
     if findings.is_empty() {
         return findings;
     }
-    let functions = hot::Functions::new(units);
-    hot::propagate(text, tree, callers, &functions, module, &mut findings);
+    let functions = hot::Functions::new(tree, units);
+    hot::propagate(text, callers, &functions, module, &mut findings);
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
-    hot::annotate(text, tree, callers, &functions, module, &mut findings);
+    hot::annotate(text, callers, &functions, module, &mut findings);
     fixes::resolve(text, tree, &mut findings);
     findings
 }
@@ -1118,7 +1118,7 @@ pub fn check_incremental_unless(
     cancel: &dyn Fn() -> bool,
 ) -> Option<Vec<Finding>> {
     let knowledge = Knowledge::get();
-    if !might_have_findings(text, knowledge) {
+    if !might_have_findings(text) {
         *cache = Cache::default();
         return Some(Vec::new());
     }
@@ -1433,6 +1433,13 @@ struct TextScan {
     calls: std::sync::Arc<[String]>,
 }
 
+/// Words a function's scan counts instead of taking them for names: loops,
+/// imports, and the GPU rules' calls recognised by their text alone
+/// (`cuda.synchronize()`, `.copy_to_host()`)...
+const LOOP_OR_IMPORT_WORDS: &[&str] = &["range", "enumerate", "import", "synchronize", "copy_to_host"];
+/// ...and the definitions nested in it.
+const NESTING_WORDS: &[&str] = &["def", "lambda", "class"];
+
 /// Which of a function's identifiers name something outside it, for the
 /// outside names and module-level definitions of the moment.
 #[derive(Debug)]
@@ -1538,11 +1545,9 @@ impl<'t> Plan<'t> {
                         let mut loops_or_imports = false;
                         let mut nested = 0;
                         for_each_name(&text[range.clone()], |token| {
-                            // Loops, imports, and the GPU rules' calls recognised by their
-                            // text alone (`cuda.synchronize()`, `.copy_to_host()`).
-                            if matches!(token, "range" | "enumerate" | "import" | "synchronize" | "copy_to_host") {
+                            if LOOP_OR_IMPORT_WORDS.contains(&token) {
                                 loops_or_imports = true;
-                            } else if matches!(token, "def" | "lambda" | "class") {
+                            } else if NESTING_WORDS.contains(&token) {
                                 nested += 1;
                             }
                             if distinct.insert(token) {
@@ -1559,7 +1564,7 @@ impl<'t> Plan<'t> {
                         std::sync::Arc::new(TextScan {
                             tokens,
                             loops_or_imports,
-                            gpu_import: may_import_gpu_library(unit_text),
+                            gpu_import: imports_gpu_library(unit_text),
                             own,
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
@@ -1573,11 +1578,9 @@ impl<'t> Plan<'t> {
                         let mut mentioned: Vec<String> = Vec::new();
                         let mut definitions: Vec<String> = Vec::new();
                         for token in &text_scan.tokens {
-                            let special = matches!(
-                                token.as_str(),
-                                "range" | "enumerate" | "import" | "synchronize" | "copy_to_host" | "def" | "lambda" | "class"
-                            );
-                            if !special && names.contains_key(token.as_str()) {
+                            let word = token.as_str();
+                            let special = LOOP_OR_IMPORT_WORDS.contains(&word) || NESTING_WORDS.contains(&word);
+                            if !special && names.contains_key(word) {
                                 mentioned.push(token.clone());
                             }
                             if defined.binary_search(&token.as_str()).is_ok() {
@@ -1687,7 +1690,6 @@ impl<'t> Plan<'t> {
                 let quiet = mentioned.is_empty() && !scan.text.loops_or_imports && !scan.text.works_through_self;
                 let calls = scan.text.calls.clone();
                 let gpu_import = scan.text.gpu_import.then_some(text_hash);
-                seen.insert(text_hash, scan.text);
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import }
             })
             .collect::<Vec<Unit<'t>>>();
@@ -1703,42 +1705,6 @@ impl<'t> Plan<'t> {
         }
         Plan { units, global, outside }
     }
-}
-
-/// `text` may import a GPU library: one of its lines (joined with the lines
-/// a backslash continues it with) says `import` and names one. A docstring
-/// that mentions Numba (pandas' `engine="numba"`) next to an unrelated
-/// import is not one.
-fn may_import_gpu_library(text: &str) -> bool {
-    if !text.contains("import") {
-        return false;
-    }
-    let mut line_start = 0;
-    while line_start < text.len() {
-        // The logical line: through every line ending in a backslash.
-        let mut end = line_start;
-        loop {
-            end = text[end..].find('\n').map_or(text.len(), |i| end + i);
-            if end < text.len() && text[line_start..end].trim_end().ends_with('\\') {
-                end += 1;
-                continue;
-            }
-            break;
-        }
-        let line = &text[line_start..end];
-        if line.contains("import") {
-            let (mut import, mut gpu) = (false, false);
-            for_each_name(line, |token| {
-                import |= token == "import";
-                gpu |= GPU_MODULES.contains(&token);
-            });
-            if import && gpu {
-                return true;
-            }
-        }
-        line_start = end + 1;
-    }
-    false
 }
 
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
@@ -1937,19 +1903,16 @@ fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_
 /// Every rule starts from an import of a CPU library the knowledge base
 /// covers, so a file that never names one cannot produce a finding. This
 /// byte scan lets whole files skip parsing-dependent work.
-pub fn might_have_findings(text: &str, knowledge: &Knowledge) -> bool {
+pub fn might_have_findings(text: &str) -> bool {
     // One pass over the text for all the names at once, stopping at the
     // first (a search per name read a file that names none twenty times).
-    static NAMES: std::sync::OnceLock<(usize, aho_corasick::AhoCorasick)> = std::sync::OnceLock::new();
-    let (built_for, names) = NAMES.get_or_init(|| {
-        let names = knowledge.cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied());
-        let automaton = aho_corasick::AhoCorasick::new(names).expect("a few short module names");
-        (knowledge as *const Knowledge as usize, automaton)
-    });
-    if *built_for == knowledge as *const Knowledge as usize {
-        return names.is_match(text);
-    }
-    knowledge.cpu_modules.iter().any(|m| text.contains(m.as_str())) || names_gpu_library(text)
+    static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            let names = Knowledge::get().cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied());
+            aho_corasick::AhoCorasick::new(names).expect("a few short module names")
+        })
+        .is_match(text)
 }
 
 /// Whether `text` names one of the GPU libraries anywhere (a byte scan).

@@ -493,24 +493,23 @@ impl<'t> Module<'t> {
             let skipped = !skip.is_empty()
                 && (kind == g.function_definition || kind == g.decorated_definition)
                 && skip.binary_search(&node.id()).is_ok();
-            // An import is read whole where it stands; nothing below it
-            // matters to the rules but a comment (a suppression), and a
-            // module's imports are a good part of what a walk outside its
-            // functions visits, at every edit.
-            let import = (kind == g.import_statement || kind == g.import_from_statement)
-                && !self.text.as_bytes()[node.byte_range()].contains(&b'#');
-            if skipped || import {
+            // An import is read whole where it stands. Nothing below it
+            // matters to the rules but a comment (a suppression), so without
+            // one it is not walked into: a module's imports are a good part
+            // of what a walk outside its functions visits, at every edit.
+            let import = kind == g.import_statement || kind == g.import_from_statement;
+            if import {
+                self.import_nodes.push(node);
+                let scope = import_scope(&scope_ranges, node);
+                if kind == g.import_statement {
+                    self.collect_import(node, scope);
+                } else {
+                    self.collect_import_from(node, scope);
+                }
+            }
+            if skipped || (import && !self.text.as_bytes()[node.byte_range()].contains(&b'#')) {
                 if kind == g.decorated_definition {
                     self.decorated.push(node);
-                }
-                if import {
-                    self.import_nodes.push(node);
-                    let scope = import_scope(&scope_ranges, node);
-                    if kind == g.import_statement {
-                        self.collect_import(node, scope);
-                    } else {
-                        self.collect_import_from(node, scope);
-                    }
                 }
                 // Treat as a leaf: move on to its next sibling.
                 loop {
@@ -603,12 +602,6 @@ impl<'t> Module<'t> {
                 if node.child_by_field_id(g.f_operator.get()).is_some_and(|op| &self.text[op.byte_range()] == "@") {
                     self.matmuls.push((node, *scopes.last().unwrap()));
                 }
-            } else if kind == g.import_statement {
-                self.import_nodes.push(node);
-                self.collect_import(node, import_scope(&scope_ranges, node));
-            } else if kind == g.import_from_statement {
-                self.import_nodes.push(node);
-                self.collect_import_from(node, import_scope(&scope_ranges, node));
             } else if kind == g.comment {
                 self.collect_comment(node);
             }

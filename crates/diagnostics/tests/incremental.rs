@@ -23,7 +23,6 @@ const PIECES: &[&str] = &[
 /// to character boundaries) with `piece`, as an editor's change.
 fn replace_at(doc: &mut Document, at: f64, len: usize, piece: &str) {
     let text = doc.to_string();
-    let index = LineIndex::new(&text);
     let mut start = (text.len() as f64 * at) as usize;
     while !text.is_char_boundary(start) {
         start -= 1;
@@ -32,9 +31,25 @@ fn replace_at(doc: &mut Document, at: f64, len: usize, piece: &str) {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
+    replace_bytes(doc, start..end, piece);
+}
+
+/// Replaces the bytes `range` of the document's text with `piece`, as an editor's change.
+fn replace_bytes(doc: &mut Document, range: std::ops::Range<usize>, piece: &str) {
+    let text = doc.to_string();
+    let index = LineIndex::new(&text);
     let enc = PositionEncoding::Utf8;
-    let range = Range::new(index.position(&text, start, enc), index.position(&text, end, enc));
+    let range = Range::new(index.position(&text, range.start, enc), index.position(&text, range.end, enc));
     doc.apply_changes(&[Change::replace(range, piece)], enc);
+}
+
+/// The incremental analysis of the document's text, checked against a whole one.
+fn analysed(doc: &Document, cache: &mut Cache) -> Vec<gpulens_diagnostics::Finding> {
+    let (settings, gpu) = (Settings::default(), GpuProfile::none());
+    let text = doc.to_string();
+    let findings = check_incremental(&text, doc.tree(), &settings, &gpu, cache);
+    assert_eq!(findings, check(&text, doc.tree(), &settings, &gpu), "text:\n{text}");
+    findings
 }
 
 proptest! {
@@ -255,22 +270,14 @@ fn an_import_inside_a_reused_function_still_turns_the_gpu_rules_on() {
 #[test]
 fn a_gpu_import_in_a_class_body_is_part_of_every_key() {
     let text = "import numpy as np\n\nclass Kernels:\n    import cupy as cp\n\n\ndef run(d_out, batches):\n    for batch in batches:\n        host = d_out.copy_to_host()\n    return host\n";
-    let settings = Settings::default();
-    let gpu = GpuProfile::none();
     let mut doc = Document::new(text);
     let mut cache = Cache::default();
-    let before = check_incremental(text, doc.tree(), &settings, &gpu, &mut cache);
-    assert_eq!(before, check(text, doc.tree(), &settings, &gpu));
+    let before = analysed(&doc, &mut cache);
     assert!(before.iter().any(|f| f.code == "GPU002"), "{before:?}");
     // `cupy` becomes `copy`: no GPU library left anywhere.
     let at = text.find("cupy").unwrap();
-    let index = LineIndex::new(text);
-    let enc = PositionEncoding::Utf8;
-    let range = Range::new(index.position(text, at + 1, enc), index.position(text, at + 2, enc));
-    doc.apply_changes(&[Change::replace(range, "o")], enc);
-    let edited = doc.to_string();
-    let after = check_incremental(&edited, doc.tree(), &settings, &gpu, &mut cache);
-    assert_eq!(after, check(&edited, doc.tree(), &settings, &gpu));
+    replace_bytes(&mut doc, at + 1..at + 2, "o");
+    let after = analysed(&doc, &mut cache);
     assert!(after.iter().all(|f| f.code != "GPU002"), "{after:?}");
 }
 
@@ -281,22 +288,14 @@ fn a_gpu_import_in_a_class_body_is_part_of_every_key() {
 #[test]
 fn only_an_import_line_naming_a_gpu_library_is_walked_every_time() {
     let text = "def apply(frame, engine=\"python\"):\n    \"\"\"engine : {'python', 'numba'}\"\"\"\n    from os import path\n    return path\n\n\ndef setup():\n    import os, \\\n        cupy\n    return os\n\n\ndef run(d_out, batches):\n    for batch in batches:\n        host = d_out.copy_to_host()\n    return host\n";
-    let settings = Settings::default();
-    let gpu = GpuProfile::none();
     let mut doc = Document::new(text);
     let mut cache = Cache::default();
-    let before = check_incremental(text, doc.tree(), &settings, &gpu, &mut cache);
-    assert_eq!(before, check(text, doc.tree(), &settings, &gpu));
+    let before = analysed(&doc, &mut cache);
     assert!(before.iter().any(|f| f.code == "GPU002"), "{before:?}");
     // An edit in `run`: `apply` is reused, `setup` (the GPU import) is walked again.
     let at = text.find("host = ").unwrap();
-    let index = LineIndex::new(text);
-    let enc = PositionEncoding::Utf8;
-    let position = index.position(text, at, enc);
-    doc.apply_changes(&[Change::replace(Range::new(position, position), "the_")], enc);
-    let edited = doc.to_string();
-    let after = check_incremental(&edited, doc.tree(), &settings, &gpu, &mut cache);
-    assert_eq!(after, check(&edited, doc.tree(), &settings, &gpu));
+    replace_bytes(&mut doc, at..at, "the_");
+    let after = analysed(&doc, &mut cache);
     assert!(after.iter().any(|f| f.code == "GPU002"), "{after:?}");
     assert_eq!(cache.last_reuse, (1, 3), "only `apply` reused");
 }
