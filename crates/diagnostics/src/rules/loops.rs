@@ -86,21 +86,30 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             ARRAY_MODULES.iter().any(|m| target == *m || target.starts_with(&format!("{m}.")))
         })
     };
-    // Loops that are already compiled for the GPU (inside kernels) are not candidates.
-    let compiled: Vec<usize> = module
-        .decorated
-        .iter()
-        .filter(|d| {
+    // Loops that are already compiled for the GPU (inside kernels) are not
+    // candidates. (Read when there is a loop to judge: a module's decorated
+    // definitions are many, its walked loops often none.)
+    let compiled = std::cell::OnceCell::new();
+    let compiled = || -> &Vec<usize> {
+        compiled.get_or_init(|| {
+            if !module.mentions_gpu_library() {
+                return Vec::new(); // no import can make a decorator Numba's or Warp's
+            }
             module
-                .decorators(**d)
+                .decorated
                 .iter()
-                .any(|(_, target)| target.as_deref().is_some_and(|n| n.starts_with("numba.cuda.") || n.starts_with("warp.")))
+                .filter(|d| {
+                    module.decorators(**d).iter().any(|(_, target)| {
+                        target.as_deref().is_some_and(|n| n.starts_with("numba.cuda.") || n.starts_with("warp."))
+                    })
+                })
+                .filter_map(|d| d.child_by_field_name("definition").map(|f| f.id()))
+                .collect()
         })
-        .filter_map(|d| d.child_by_field_name("definition").map(|f| f.id()))
-        .collect();
+    };
     let mut folded: Vec<usize> = Vec::new();
     for site in &module.loops {
-        if folded.contains(&site.node.id()) || compiled.contains(&site.scope) || !uses_arrays(site.node.start_byte()) {
+        if folded.contains(&site.node.id()) || compiled().contains(&site.scope) || !uses_arrays(site.node.start_byte()) {
             continue;
         }
         let Some(shape) = analyse(cx, site) else { continue };
