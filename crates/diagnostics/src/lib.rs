@@ -1532,11 +1532,8 @@ impl<'t> Plan<'t> {
             .map(|(node, range, _, _)| {
                 let node = *node;
                 let bytes = &text.as_bytes()[range.clone()];
-                let text_hash = {
-                    let mut h = FxHasher::default();
-                    h.write(bytes);
-                    h.finish()
-                };
+                // (XXH3: every unit's text is hashed at every edit, most of the file.)
+                let text_hash = xxhash_rust::xxh3::xxh3_64(bytes);
                 let text_scan = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
                     Some(scan) => scan.clone(),
                     None => {

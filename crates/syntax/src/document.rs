@@ -143,34 +143,17 @@ impl<T> Default for Recent<T> {
     }
 }
 
-/// A fast hash of the rope's bytes, the same however the rope is chunked
-/// (words of eight bytes, carried across chunks). Not for adversaries: it
-/// tells a text from the versions an editor just had.
+/// A fast hash of the rope's bytes (XXH3, fed chunk by chunk: the same
+/// however the rope is chunked). Not for adversaries: it tells a text from
+/// the versions an editor just had. (It runs at every edit over the whole
+/// text: a hash of one word at a time, each step waiting on the last, took
+/// about 0.1 ms for a 700 KB file.)
 fn text_hash(rope: &Rope) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
-    let (mut h, mut carry, mut filled) = (0u64, 0u64, 0u32);
+    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
     for chunk in rope.chunks() {
-        let mut bytes = chunk.as_bytes();
-        while filled != 0 && !bytes.is_empty() {
-            carry |= (bytes[0] as u64) << (8 * filled);
-            filled = (filled + 1) % 8;
-            if filled == 0 {
-                h = mix(h, carry);
-                carry = 0;
-            }
-            bytes = &bytes[1..];
-        }
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            h = mix(h, u64::from_le_bytes(w.try_into().expect("eight bytes")));
-        }
-        for &b in words.remainder() {
-            carry |= (b as u64) << (8 * filled);
-            filled += 1;
-        }
+        hasher.update(chunk.as_bytes());
     }
-    mix(mix(h, carry), rope.len_bytes() as u64)
+    hasher.digest()
 }
 
 /// One edit of a document's bytes: `start..old_end` became `start..new_end`.
