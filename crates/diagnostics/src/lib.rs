@@ -1431,6 +1431,14 @@ struct TextScan {
     self_assignments: Vec<String>,
     /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
     calls: std::sync::Arc<[String]>,
+    /// Attributes of `self` or `cls` it uses without calling them
+    /// (`self.cost` passed as a weight): whether such a name is a method
+    /// of the class is read from the class's text (see
+    /// `rules::context::defines_method`).
+    self_values: Vec<String>,
+    /// Its name, unless a decorator makes it a property (which gives a
+    /// value, not a method).
+    method_name: Option<String>,
 }
 
 /// Words a function's scan counts instead of taking them for names: loops,
@@ -1566,6 +1574,8 @@ impl<'t> Plan<'t> {
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),
+                            self_values: self_values(unit_text),
+                            method_name: method_name(node, text),
                         })
                     }
                 };
@@ -1613,6 +1623,30 @@ impl<'t> Plan<'t> {
                 if has_error { true.hash(&mut h) } else { (false, lines).hash(&mut h) }
                 classes.insert(Some(class), h.finish());
             }
+        }
+        // Each class's methods (not properties), by name, for the units that
+        // use one as a value: whether `self.name` is a method, as the rules
+        // read it, depends on them and on whether the class parses cleanly.
+        let wanted: rustc_hash::FxHashSet<usize> = found
+            .iter()
+            .zip(&scanned)
+            .filter(|(_, (_, scan))| !scan.text.self_values.is_empty())
+            .filter_map(|((_, _, _, around), _)| around.last().map(|c| c.id()))
+            .collect();
+        let method_scans: Vec<(usize, std::sync::Arc<TextScan>)> = if wanted.is_empty() {
+            Vec::new()
+        } else {
+            found
+                .iter()
+                .zip(&scanned)
+                .filter_map(|((_, _, _, around), (_, scan))| around.last().map(|c| (c.id(), scan)))
+                .filter(|(class, scan)| wanted.contains(class) && scan.text.method_name.is_some())
+                .map(|(class, scan)| (class, scan.text.clone()))
+                .collect()
+        };
+        let mut methods: FxHashMap<usize, rustc_hash::FxHashSet<&str>> = FxHashMap::default();
+        for (class, scan) in &method_scans {
+            methods.entry(*class).or_default().extend(scan.method_name.as_deref());
         }
         let mut reach = std::mem::take(&mut scans.reach);
         if scans.reach_for != (fingerprint, names_hash) {
@@ -1668,6 +1702,15 @@ impl<'t> Plan<'t> {
                 if scan.text.works_through_self {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
+                if let Some(class) = around.last().filter(|_| !scan.text.self_values.is_empty()) {
+                    let named: Vec<&String> = match methods.get(&class.id()) {
+                        Some(of_class) => scan.text.self_values.iter().filter(|v| of_class.contains(v.as_str())).collect(),
+                        None => Vec::new(),
+                    };
+                    if !named.is_empty() {
+                        (named, class.has_error()).hash(&mut key);
+                    }
+                }
                 reached_hash.hash(&mut key);
                 let key = key.finish();
                 let fix_key = {
@@ -1702,6 +1745,45 @@ impl<'t> Plan<'t> {
         }
         Plan { units, global, outside }
     }
+}
+
+/// The name a definition unit gives (decorated or not), unless a
+/// decorator makes it a property.
+fn method_name(node: Node<'_>, text: &str) -> Option<String> {
+    let g = gpulens_syntax::grammar();
+    let decorated = node.kind_id() == g.decorated_definition;
+    let definition = if decorated { node.child_by_field_id(g.f_definition.get())? } else { node };
+    if decorated && text[node.start_byte()..definition.start_byte()].contains("property") {
+        return None;
+    }
+    definition.child_by_field_id(g.f_name.get()).map(|n| text[n.byte_range()].to_string())
+}
+
+/// Attributes of `self` or `cls` that `text` uses without calling them
+/// (`self.cost`, not `self.cost(`), sorted and distinct.
+fn self_values(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices('.') {
+        let before = &text[..at];
+        let object = before.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+        let object = &before[object.len()..];
+        if !matches!(object, "self" | "cls") || before[..before.len() - object.len()].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        if name_len == 0 {
+            continue;
+        }
+        let next = bytes[at + 1 + name_len..].iter().find(|b| **b != b' ');
+        if next != Some(&b'(') {
+            out.push(rest[..name_len].to_string());
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.

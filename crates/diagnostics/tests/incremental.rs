@@ -332,3 +332,30 @@ fn an_analysis_stops_midway_when_a_newer_edit_comes() {
     assert_eq!(asked.get(), 2);
     assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu));
 }
+
+/// Found by the property test: whether `self.cost` is a method (a Python
+/// function nx-cugraph cannot run) is read from the class's text, which a
+/// syntax error elsewhere in the class cuts short; a cached method passing
+/// `self.cost` must be analysed again when that happens, and when it is mended.
+#[test]
+fn a_syntax_error_in_a_class_reaches_methods_using_its_methods_as_values() {
+    let text = concat!(
+        "import networkx as nx\n\n",
+        "class RoadNetwork:\n",
+        "    def __init__(self, graph):\n",
+        "        self.graph = graph\n\n",
+        "    def cost(self, u, v, edge):\n",
+        "        return edge[\"length\"] * 2.0\n\n",
+        "    def cheapest_route(self, a, b):\n",
+        "        return nx.shortest_path(self.graph, a, b, self.cost)\n",
+    );
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    let before = analysed(&doc, &mut cache);
+    assert!(before.iter().all(|f| f.code != "CUGRAPH001"), "a method as weight keeps NetworkX on the CPU: {before:?}");
+    let at = text.find("graph):").unwrap() + "graph".len();
+    replace_bytes(&mut doc, at..at, "import cupy as cp\n");
+    analysed(&doc, &mut cache);
+    replace_bytes(&mut doc, at..at + "import cupy as cp\n".len(), "");
+    assert_eq!(analysed(&doc, &mut cache), before);
+}
