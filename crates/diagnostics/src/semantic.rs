@@ -1143,6 +1143,13 @@ impl<'t> Module<'t> {
         if function.kind() == "attribute" {
             let Some(object) = function.child_by_field_name("object") else { return Value::Unknown };
             let method = function.child_by_field_name("attribute").map_or("", |m| self.text_of(m));
+            // `.reshape((4, 4))`: as many elements as the literal shape says,
+            // whatever the array was.
+            if method == "reshape" {
+                if let Some(n) = self.literal_shape(call) {
+                    return Value::Array(Some(n));
+                }
+            }
             return match self.eval(object, scope, depth) {
                 v @ Value::Array(_) => match method {
                     "astype" | "copy" | "reshape" | "ravel" | "flatten" | "transpose" | "conj" | "clip" | "round" => v,
@@ -1170,6 +1177,27 @@ impl<'t> Module<'t> {
             };
         }
         Value::Unknown
+    }
+
+    /// The number of elements a call's positional arguments give as a shape
+    /// of integer literals (`(4, 4)`, `4, 4`, `[3]`), when they all are.
+    fn literal_shape(&self, call: Node<'_>) -> Option<u64> {
+        let args = call.child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let positional: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+        let dims: Vec<Node<'_>> = match positional.as_slice() {
+            [one] if matches!(one.kind(), "tuple" | "list") => {
+                let mut cursor = one.walk();
+                one.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
+            }
+            _ => positional,
+        };
+        if dims.is_empty() {
+            return None;
+        }
+        dims.iter().try_fold(1u64, |product, d| {
+            (d.kind() == "integer").then(|| parse_int(self.text_of(*d))).flatten().map(|n| product.saturating_mul(n))
+        })
     }
 
     /// Values made by GPU libraries: CuPy arrays, Numba device arrays, cuDF frames.

@@ -70,6 +70,12 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     let node = call.site.node;
     let compact = |n: gpulens_syntax::Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let (Some(a), Some(b)) = (module.argument(node, "a", 0), module.argument(node, "b", 1)) else { return false };
+    // A product with a matrix of a few elements (a 4x4 transform) does a
+    // few multiply-adds per element of the other operand: element-wise work.
+    let tiny = |x: gpulens_syntax::Node<'_>| matches!(module.value(x, call.site.scope), Value::Array(Some(n)) if (2..=16).contains(&n));
+    if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner") && (tiny(a) || tiny(b)) {
+        return true;
+    }
     match call.name.as_str() {
         "numpy.dot" | "numpy.inner" | "numpy.vdot" => compact(a) == compact(b),
         "numpy.kron" => [a, b].iter().any(|x| {
