@@ -47,6 +47,35 @@ const LARGE: usize = 100_000;
 /// The budget for an edit of a file of `len` bytes, None for no budget
 /// (wait for the analysis). `GPULENS_EDIT_BUDGET_MS` sets one for every
 /// file (0: publish the moved findings first, always).
+/// The threads analyses run on: two (a newer edit's analysis starts while
+/// an older one notices it is stale), at a lower priority than the threads
+/// that read the client's messages and write the answers. On a machine
+/// with few cores a long analysis (a syntax error in a large file) then
+/// does not hold up the stand-in findings published for it, nor the next
+/// edit's notification.
+fn analysis_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("gpulens-analysis-{i}"))
+            .start_handler(|_| lower_priority())
+            .build()
+            .expect("the analysis threads start")
+    })
+}
+
+/// Lowers the calling thread's scheduling priority (nice 5 on Linux; a
+/// no-op elsewhere).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority with PRIO_PROCESS and a thread id changes only that
+    // thread's nice value; it reads and writes no memory of ours.
+    unsafe {
+        let _ = libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 5);
+    }
+}
+
 fn edit_budget(len: usize) -> Option<Duration> {
     static SET: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
     let set = *SET.get_or_init(|| {
@@ -653,7 +682,7 @@ impl LanguageServer for Backend {
         let (seq, counter, version) = (job.seq, job.edits.clone(), params.text_document.version);
         let budget = edit_budget(job.doc.len());
         let (tx, mut rx) = tokio::sync::oneshot::channel();
-        tokio::task::spawn_blocking(move || {
+        analysis_pool().spawn(move || {
             let _ = tx.send(job.run());
         });
         let waited = match budget {
