@@ -1485,6 +1485,14 @@ struct Scans {
     reach: FxHashMap<(u64, usize), u64>,
     /// The outside fingerprint and names hash `reach` holds for.
     reach_for: (u64, u64),
+    /// The last plan's tree, kept alive so that a subtree of the next tree
+    /// with the same id is the same subtree (tree-sitter reuses a subtree
+    /// only where the text was not edited), never a new one at a freed
+    /// address: its units' text hashes are then known without reading their
+    /// text again (most of the file, at every edit).
+    tree: Option<Tree>,
+    /// (node id, length) → text hash, for the units of `tree`.
+    by_node: FxHashMap<(usize, usize), u64>,
 }
 
 impl<'t> Plan<'t> {
@@ -1533,6 +1541,7 @@ impl<'t> Plan<'t> {
             scans.named.clear();
             scans.names = names_hash;
         }
+        let mut by_node: FxHashMap<(usize, usize), u64> = FxHashMap::default();
         let mut seen: FxHashMap<u64, std::sync::Arc<TextScan>> = FxHashMap::default();
         let mut seen_named: FxHashMap<u64, std::sync::Arc<Named>> = FxHashMap::default();
         let scanned: Vec<(u64, Scan)> = found
@@ -1540,8 +1549,11 @@ impl<'t> Plan<'t> {
             .map(|(node, range, _, _)| {
                 let node = *node;
                 let bytes = &text.as_bytes()[range.clone()];
-                // (XXH3: every unit's text is hashed at every edit, most of the file.)
-                let text_hash = xxhash_rust::xxh3::xxh3_64(bytes);
+                let text_hash = match scans.by_node.get(&(node.id(), range.len())) {
+                    Some(known) => *known,
+                    None => xxhash_rust::xxh3::xxh3_64(bytes),
+                };
+                by_node.insert((node.id(), range.len()), text_hash);
                 let text_scan = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
                     Some(scan) => scan.clone(),
                     None => {
@@ -1735,6 +1747,8 @@ impl<'t> Plan<'t> {
             .collect::<Vec<Unit<'t>>>();
         scans.by_text = seen;
         scans.named = seen_named;
+        scans.by_node = by_node;
+        scans.tree = Some(tree.clone());
         scans.reach = reach_used;
         let mut global = summary.global.clone();
         // Whether the GPU rules apply depends on imports inside functions

@@ -58,15 +58,27 @@ impl Converter {
     }
 
     pub fn diagnostic(&self, doc: &Document, f: &Finding) -> Diagnostic {
+        self.diagnostic_with(doc, f, &mut Vec::new())
+    }
+
+    /// [`Self::diagnostic`], taking the fix's data from `fixes` when an
+    /// earlier finding had the same fix (a function-wide rewrite is offered
+    /// on each call it moves: its edits are converted once per publish).
+    fn diagnostic_with<'f>(&self, doc: &Document, f: &'f Finding, fixes: &mut Vec<(&'f gpulens_diagnostics::Fix, serde_json::Value)>) -> Diagnostic {
         let docs = Knowledge::get().library(f.library).and_then(|l| l.docs.parse::<Uri>().ok());
         let data = f.fix.as_ref().map(|fix| {
-            json!({
+            if let Some((_, data)) = fixes.iter().find(|(known, _)| *known == fix) {
+                return data.clone();
+            }
+            let data = json!({
                 "fix": {
                     "message": fix.message,
                     "applicability": fix.applicability,
                     "edits": self.text_edits(doc, f),
                 }
-            })
+            });
+            fixes.push((fix, data.clone()));
+            data
         });
         Diagnostic {
             range: self.range(doc, &f.range),
@@ -86,7 +98,8 @@ impl Converter {
     }
 
     pub fn diagnostics(&self, doc: &Document, findings: &[Finding]) -> Vec<Diagnostic> {
-        findings.iter().map(|f| self.diagnostic(doc, f)).collect()
+        let mut fixes = Vec::new();
+        findings.iter().map(|f| self.diagnostic_with(doc, f, &mut fixes)).collect()
     }
 
     /// Findings whose range meets `range` (an empty range at a finding's edge counts).
