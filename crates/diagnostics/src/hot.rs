@@ -5,6 +5,7 @@
 //! never depends on which functions an edit re-analysed, and costs a walk
 //! of those callers only.
 
+use gpulens_syntax::NodeExt;
 use std::collections::{HashMap, HashSet};
 
 use gpulens_syntax::{preorder, Node, Tree};
@@ -38,7 +39,7 @@ pub(crate) fn annotate<'t>(
     // Name → the first line where the module's top level calls it in a loop.
     let mut top_level: HashMap<&str, usize> = HashMap::new();
     for site in outside.calls.iter().filter(|s| s.loop_depth > 0) {
-        let Some(callee) = site.node.child_by_field_name("function").filter(|c| c.kind() == "identifier") else { continue };
+        let Some(callee) = site.node.field("function").filter(|c| c.kind_name() == "identifier") else { continue };
         if functions.outermost(outside, site.node).is_none() {
             top_level.entry(&text[callee.byte_range()]).or_insert(site.node.start_position().row + 1);
         }
@@ -49,7 +50,7 @@ pub(crate) fn annotate<'t>(
         let caller =
             known.entry(function.id()).or_insert_with(|| called_in_loop(text, outside, &by_name, &top_level, function)).clone();
         if let Some((caller, line)) = caller {
-            let name = function.child_by_field_name("name").map_or("", |n| &text[n.byte_range()]);
+            let name = function.field("name").map_or("", |n| &text[n.byte_range()]);
             f.message.push_str(&format!(
                 " `{name}` is called inside a loop {caller} (line {line}), so this work repeats on every pass: \
                  keep its data on the GPU across the calls rather than copying it each time."
@@ -63,7 +64,7 @@ pub(crate) fn annotate<'t>(
 
 /// The function (in the module or a class body) that holds `node`, past any nested ones.
 fn outermost_function<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Node<'t>> {
-    module.ancestors(node).filter(|n| n.kind() == "function_definition").last()
+    module.ancestors(node).filter(|n| n.kind_name() == "function_definition").last()
 }
 
 /// Finds the outermost function around a node from the document's
@@ -83,7 +84,7 @@ impl<'t> Functions<'t> {
         let units = units
             .into_iter()
             .filter_map(|unit| {
-                let function = if unit.kind() == "decorated_definition" { unit.child_by_field_name("definition")? } else { unit };
+                let function = if unit.kind_name() == "decorated_definition" { unit.field("definition")? } else { unit };
                 Some((unit.start_byte(), unit.end_byte(), unit, function))
             })
             .collect();
@@ -98,7 +99,7 @@ impl<'t> Functions<'t> {
     /// The names of the functions holding `findings`.
     fn names_holding<'a, 'f>(&self, text: &'a str, module: &Module<'t>, findings: impl Iterator<Item = &'f Finding>) -> HashSet<&'a str> {
         findings
-            .filter_map(|f| self.holding(module, &f.range).and_then(|function| function.child_by_field_name("name")))
+            .filter_map(|f| self.holding(module, &f.range).and_then(|function| function.field("name")))
             .map(|name| &text[name.byte_range()])
             .collect()
     }
@@ -129,18 +130,18 @@ fn called_in_loop<'t>(
     top_level: &HashMap<&str, usize>,
     function: Node<'t>,
 ) -> Option<(String, usize)> {
-    let name = &text[function.child_by_field_name("name")?.byte_range()];
-    let method = module.parent(function).and_then(|b| module.parent(b)).is_some_and(|c| c.kind() == "class_definition");
+    let name = &text[function.field("name")?.byte_range()];
+    let method = module.parent(function).and_then(|b| module.parent(b)).is_some_and(|c| c.kind_name() == "class_definition");
     for unit in by_name.get(name).into_iter().flatten() {
         if unit.id() == function.id() || unit_name(text, *unit).starts_with("test") {
             continue;
         }
-        for call in preorder(*unit).filter(|n| n.kind() == "call") {
+        for call in preorder(*unit).filter(|n| n.kind_name() == "call") {
             if !calls_by_name(text, call, name, method) {
                 continue;
             }
             if let Some(caller) = loop_caller(module, call, function) {
-                let caller_name = caller.child_by_field_name("name").map_or("", |n| &text[n.byte_range()]);
+                let caller_name = caller.field("name").map_or("", |n| &text[n.byte_range()]);
                 return Some((format!("in `{caller_name}`"), call.start_position().row + 1));
             }
         }
@@ -154,19 +155,19 @@ fn called_in_loop<'t>(
 
 /// The name a definition (decorated or not) gives.
 fn unit_name<'a>(text: &'a str, unit: Node<'_>) -> &'a str {
-    let definition = if unit.kind() == "decorated_definition" { unit.child_by_field_name("definition") } else { Some(unit) };
-    definition.and_then(|d| d.child_by_field_name("name")).map_or("", |n| &text[n.byte_range()])
+    let definition = if unit.kind_name() == "decorated_definition" { unit.field("definition") } else { Some(unit) };
+    definition.and_then(|d| d.field("name")).map_or("", |n| &text[n.byte_range()])
 }
 
 /// `call` calls `name(...)`, or `self.name(...)` for a method.
 fn calls_by_name(text: &str, call: Node<'_>, name: &str, method: bool) -> bool {
-    let Some(callee) = call.child_by_field_name("function") else { return false };
+    let Some(callee) = call.field("function") else { return false };
     if method {
-        callee.kind() == "attribute"
-            && callee.child_by_field_name("attribute").is_some_and(|a| &text[a.byte_range()] == name)
-            && callee.child_by_field_name("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls"))
+        callee.kind_name() == "attribute"
+            && callee.field("attribute").is_some_and(|a| &text[a.byte_range()] == name)
+            && callee.field("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls"))
     } else {
-        callee.kind() == "identifier" && &text[callee.byte_range()] == name
+        callee.kind_name() == "identifier" && &text[callee.byte_range()] == name
     }
 }
 
@@ -176,10 +177,10 @@ fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Opt
     let mut in_loop = false;
     let mut child = call;
     for n in module.ancestors(call) {
-        match n.kind() {
+        match n.kind_name() {
             "for_statement" | "while_statement" => {
                 // The body repeats; a `for`'s iterable is evaluated once.
-                in_loop |= n.child_by_field_name("body") == Some(child) || n.kind() == "while_statement";
+                in_loop |= n.field("body") == Some(child) || n.kind_name() == "while_statement";
             }
             "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => in_loop = true,
             "function_definition" => {
@@ -262,8 +263,8 @@ pub(crate) fn propagate<'t>(
     let mut drawing: HashMap<usize, bool> = HashMap::new();
     let mut calls_in: HashMap<usize, Vec<Node<'t>>> = HashMap::new();
     for (callee, i) in work {
-        let Some(name) = callee.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { continue };
-        let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
+        let Some(name) = callee.field("name").map(|n| &text[n.byte_range()]) else { continue };
+        let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind_name() == "class_definition");
         let source = &findings[i];
         for (unit, _) in calling.get(name).map_or(&[][..], |c| &c[..]) {
             if unit.id() == callee.id()
@@ -272,7 +273,7 @@ pub(crate) fn propagate<'t>(
             {
                 continue;
             }
-            let calls = calls_in.entry(unit.id()).or_insert_with(|| preorder(*unit).filter(|n| n.kind() == "call").collect());
+            let calls = calls_in.entry(unit.id()).or_insert_with(|| preorder(*unit).filter(|n| n.kind_name() == "call").collect());
             let Some(call) = calls.iter().copied().find(|c| {
                 calls_by_name(text, *c, name, method) && loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, *c)
             }) else {
@@ -315,11 +316,11 @@ fn called_per_element<'t>(
     module: &Module<'t>,
     function: Node<'_>,
 ) -> bool {
-    let Some(name) = function.child_by_field_name("name").map(|n| &text[n.byte_range()]) else { return false };
-    let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition");
+    let Some(name) = function.field("name").map(|n| &text[n.byte_range()]) else { return false };
+    let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind_name() == "class_definition");
     let callers = calling.get(name).map_or(&[][..], |c| &c[..]);
     callers.iter().filter(|(unit, _)| unit.id() != function.id()).any(|(unit, _)| {
-        preorder(*unit).filter(|n| n.kind() == "call").any(|call| {
+        preorder(*unit).filter(|n| n.kind_name() == "call").any(|call| {
             calls_by_name(text, call, name, method) && loop_caller(module, call, function).is_some() && element_argument(text, call)
         })
     })
@@ -328,13 +329,13 @@ fn called_per_element<'t>(
 /// An argument of `call` is one element or row of an array: a subscript
 /// whose first index is a name or a number (`x[i]`, `x[i, :]`, `x[0]`).
 fn element_argument(text: &str, call: Node<'_>) -> bool {
-    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let Some(args) = call.field("arguments") else { return false };
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).any(|a| {
-        let a = if a.kind() == "keyword_argument" { a.child_by_field_name("value") } else { Some(a) };
-        a.filter(|a| a.kind() == "subscript").and_then(|s| s.child_by_field_name("subscript")).is_some_and(|index| {
-            let first = if index.kind() == "tuple" { index.named_child(0) } else { Some(index) };
-            first.is_some_and(|i| matches!(i.kind(), "identifier" | "integer"))
+        let a = if a.kind_name() == "keyword_argument" { a.field("value") } else { Some(a) };
+        a.filter(|a| a.kind_name() == "subscript").and_then(|s| s.field("subscript")).is_some_and(|index| {
+            let first = if index.kind_name() == "tuple" { index.named_child(0) } else { Some(index) };
+            first.is_some_and(|i| matches!(i.kind_name(), "identifier" | "integer"))
         })
     });
     let _ = text;
@@ -347,31 +348,31 @@ fn element_argument(text: &str, call: Node<'_>) -> bool {
 /// `a *= ...`, keeps it). Work on data the loop builds afresh each pass
 /// (a subgraph, a group's indices) is as small as those pieces.
 fn data_outlives_loop(text: &str, call: Node<'_>) -> bool {
-    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let Some(args) = call.field("arguments") else { return false };
     let mut cursor = args.walk();
-    let first = args.named_children(&mut cursor).find(|a| a.kind() != "comment");
-    let Some(first) = first.filter(|a| matches!(a.kind(), "identifier" | "attribute")) else { return false };
+    let first = args.named_children(&mut cursor).find(|a| a.kind_name() != "comment");
+    let Some(first) = first.filter(|a| matches!(a.kind_name(), "identifier" | "attribute")) else { return false };
     let name = &text[first.byte_range()];
     let mut current = call.parent();
     let the_loop = loop {
         let Some(n) = current else { return false };
-        match n.kind() {
+        match n.kind_name() {
             "for_statement" | "while_statement" => break n,
             "function_definition" | "lambda" => return false,
             _ => current = n.parent(),
         }
     };
     let binds = |target: Node<'_>| {
-        preorder(target).any(|t| matches!(t.kind(), "identifier" | "attribute") && &text[t.byte_range()] == name && {
+        preorder(target).any(|t| matches!(t.kind_name(), "identifier" | "attribute") && &text[t.byte_range()] == name && {
             // `a[i] = ...` and `a.b = ...` write into `a`; they do not rebind it.
-            t.parent().is_none_or(|p| !matches!(p.kind(), "subscript" | "attribute"))
+            t.parent().is_none_or(|p| !matches!(p.kind_name(), "subscript" | "attribute"))
         })
     };
-    if the_loop.kind() == "for_statement" && the_loop.child_by_field_name("left").is_some_and(|l| binds(l)) {
+    if the_loop.kind_name() == "for_statement" && the_loop.field("left").is_some_and(|l| binds(l)) {
         return false;
     }
     let rebound = preorder(the_loop).any(|n| {
-        n.kind() == "assignment" && n.child_by_field_name("left").is_some_and(|l| l.kind() != "subscript" && binds(l))
+        n.kind_name() == "assignment" && n.field("left").is_some_and(|l| l.kind_name() != "subscript" && binds(l))
     });
     !rebound
 }
@@ -384,8 +385,8 @@ fn draws(text: &str, unit: Node<'_>) -> bool {
     if name.split('_').any(|w| matches!(w, "plot" | "plots" | "plotting" | "draw" | "show")) {
         return true;
     }
-    preorder(unit).filter(|n| n.kind() == "call").any(|call| {
-        let callee = call.child_by_field_name("function").map_or("", |f| &text[f.byte_range()]);
+    preorder(unit).filter(|n| n.kind_name() == "call").any(|call| {
+        let callee = call.field("function").map_or("", |f| &text[f.byte_range()]);
         let (object, method) = callee.rsplit_once('.').unwrap_or(("", callee));
         let root = object.split('.').next().unwrap_or("");
         matches!(root, "plt" | "sns" | "matplotlib" | "seaborn" | "plotly" | "px" | "go" | "bokeh" | "altair" | "alt")

@@ -4,6 +4,7 @@
 //! NVML. The command line and the language server both call [`check`] and
 //! turn its [`Finding`]s into their own formats.
 
+use gpulens_syntax::NodeExt;
 pub mod config;
 mod fixes;
 mod hot;
@@ -254,8 +255,8 @@ pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
 /// The name a definition (decorated or not) gives.
 fn definition_name<'a>(text: &'a str, unit: Node<'_>) -> Option<&'a str> {
     let g = gpulens_syntax::grammar();
-    let definition = if unit.kind_id() == g.decorated_definition { unit.child_by_field_name("definition")? } else { unit };
-    definition.child_by_field_name("name").map(|n| &text[n.byte_range()])
+    let definition = if unit.kind_id() == g.decorated_definition { unit.field("definition")? } else { unit };
+    definition.field("name").map(|n| &text[n.byte_range()])
 }
 
 /// What [`parse_what_matters`] parsed.
@@ -329,7 +330,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
         covered
             || root
                 .descendant_for_byte_range(r.start - 1, r.start)
-                .is_some_and(|n| n.kind() == "string_start" && n.end_byte() == r.start)
+                .is_some_and(|n| n.kind_name() == "string_start" && n.end_byte() == r.start)
     });
     let hidden = outline.definitions.iter().zip(&skipped).filter(|(d, s)| **s && d.classes.is_empty()).map(|(d, _)| d.name.clone());
     strings_hold.then(|| Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls })
@@ -1709,7 +1710,7 @@ impl<'t> Plan<'t> {
                 // The names of the classes holding it (rules read them: a
                 // `Rotation` class's matrices are small).
                 for class in &around {
-                    class.child_by_field_name("name").map(|c| &text[c.byte_range()]).hash(&mut key);
+                    class.field("name").map(|c| &text[c.byte_range()]).hash(&mut key);
                 }
                 if scan.text.works_through_self {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
@@ -1884,11 +1885,11 @@ fn called_in_loops(text: &str) -> Vec<String> {
 fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
     let g = gpulens_syntax::grammar();
     let function = if definition.kind_id() == g.decorated_definition {
-        definition.child_by_field_name("definition")
+        definition.field("definition")
     } else {
         Some(definition)
     };
-    let Some(params) = function.and_then(|f| f.child_by_field_name("parameters")) else { return Vec::new() };
+    let Some(params) = function.and_then(|f| f.field("parameters")) else { return Vec::new() };
     let mut cursor = params.walk();
     let names = params.named_children(&mut cursor).filter_map(semantic::parameter_name);
     names.map(|n| text[n.byte_range()].to_string()).collect()
@@ -1972,14 +1973,14 @@ fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_
         let mut cursor = container.walk();
         for child in container.named_children(&mut cursor) {
             let kind = child.kind_id();
-            let definition = if kind == g.decorated_definition { child.child_by_field_name("definition") } else { Some(child) };
+            let definition = if kind == g.decorated_definition { child.field("definition") } else { Some(child) };
             let Some(definition) = definition else { continue };
             if definition.kind_id() == g.function_definition {
                 if !child.has_error() {
                     units.push((child, child.byte_range(), place, classes.clone()));
                 }
             } else if definition.kind_id() == g.class_definition {
-                if let Some(body) = definition.child_by_field_name("body") {
+                if let Some(body) = definition.field("body") {
                     let mut inside = classes.clone();
                     inside.push(definition);
                     stack.push((body, 1, inside));

@@ -6,6 +6,7 @@
 //! however deeply nested — can exhaust the stack, and values are evaluated on
 //! demand with a depth limit.
 
+use gpulens_syntax::NodeExt;
 use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiKind, ApiMapping, Knowledge, SizeSpec};
@@ -261,9 +262,9 @@ impl<'t> Module<'t> {
         }
         let mut facts = FunctionFacts::default();
         for n in gpulens_syntax::preorder(function) {
-            match n.kind() {
+            match n.kind_name() {
                 "subscript" => {
-                    if let (Some(value), Some(index)) = (n.child_by_field_name("value"), n.child_by_field_name("subscript")) {
+                    if let (Some(value), Some(index)) = (n.field("value"), n.field("subscript")) {
                         // `m[0, 1]` has one `subscript` field per index: take them all.
                         let mut cursor = n.walk();
                         let end = n.children_by_field_name("subscript", &mut cursor).last().map_or(index.end_byte(), |i| i.end_byte());
@@ -271,7 +272,7 @@ impl<'t> Module<'t> {
                     }
                 }
                 "comparison_operator" => facts.comparisons.push(n.byte_range()),
-                "function_definition" => facts.definitions.extend(n.child_by_field_name("name").map(|n| n.byte_range())),
+                "function_definition" => facts.definitions.extend(n.field("name").map(|n| n.byte_range())),
                 "identifier" => facts.identifiers.push(n.byte_range()),
                 _ => {}
             }
@@ -299,8 +300,8 @@ impl<'t> Module<'t> {
             children
                 .into_iter()
                 .filter_map(|child| {
-                    let d = if child.kind() == "decorated_definition" { child.child_by_field_name("definition") } else { Some(child) };
-                    d.and_then(|d| d.child_by_field_name("name")).map(|n| self.text[n.byte_range()].to_string())
+                    let d = if child.kind_name() == "decorated_definition" { child.field("definition") } else { Some(child) };
+                    d.and_then(|d| d.field("name")).map(|n| self.text[n.byte_range()].to_string())
                 })
                 .collect()
         });
@@ -335,7 +336,7 @@ impl<'t> Module<'t> {
 
     /// The innermost function definition holding `node`, if any.
     pub fn enclosing_function(&self, node: Node<'t>) -> Option<Node<'t>> {
-        self.ancestors(node).find(|n| n.kind() == "function_definition")
+        self.ancestors(node).find(|n| n.kind_name() == "function_definition")
     }
 
     pub fn knowledge(&self) -> &'static Knowledge {
@@ -408,12 +409,12 @@ impl<'t> Module<'t> {
         // module that imports neither has none (pandas' `@doc(...)`s).
         let kernels = self.imports.values().flatten().any(|(_, target)| within(target, "numba") || within(target, "warp"));
         for d in self.decorated.iter().filter(|_| kernels) {
-            let Some(def) = d.child_by_field_name("definition") else { continue };
+            let Some(def) = d.field("definition") else { continue };
             let on_gpu = self
                 .decorators(*d)
                 .iter()
                 .any(|(_, target)| target.as_deref().is_some_and(|n| n.starts_with("numba.") || n.starts_with("warp.")));
-            if let (true, Some(name)) = (on_gpu, def.child_by_field_name("name")) {
+            if let (true, Some(name)) = (on_gpu, def.field("name")) {
                 add(self.text_of(name), None, &self.text[d.start_byte()..def.start_byte()], true);
             }
         }
@@ -426,10 +427,10 @@ impl<'t> Module<'t> {
         let mut cursor = decorated.walk();
         let found = decorated
             .named_children(&mut cursor)
-            .filter(|n| n.kind() == "decorator")
+            .filter(|n| n.kind_name() == "decorator")
             .map(|d| {
                 let expr = d.named_child(0);
-                let callee = expr.and_then(|e| if e.kind() == "call" { e.child_by_field_name("function") } else { Some(e) });
+                let callee = expr.and_then(|e| if e.kind_name() == "call" { e.field("function") } else { Some(e) });
                 (d, callee.and_then(|c| self.qualified_name(c)))
             })
             .collect();
@@ -555,14 +556,14 @@ impl<'t> Module<'t> {
                 self.collect_assignment(node, *scopes.last().unwrap());
             } else if kind == g.function_definition || kind == g.lambda {
                 if kind == g.function_definition
-                    && node.child_by_field_name("name").is_some_and(|n| self.text[n.byte_range()].starts_with("test"))
+                    && node.field("name").is_some_and(|n| self.text[n.byte_range()].starts_with("test"))
                 {
                     self.tests.push(node.byte_range());
                 }
                 scopes.push(node.id());
                 scope_ranges.push(node.byte_range());
                 frame.scope = true;
-                if let Some(params) = node.child_by_field_name("parameters") {
+                if let Some(params) = node.field("parameters") {
                     self.collect_parameters(params, node.id());
                 }
             } else if kind == g.class_definition {
@@ -588,12 +589,12 @@ impl<'t> Module<'t> {
                 self.decorated.push(node);
                 let fixture = node
                     .named_children(&mut node.walk())
-                    .any(|d| d.kind() == "decorator" && self.text[d.byte_range()].contains("fixture"));
+                    .any(|d| d.kind_name() == "decorator" && self.text[d.byte_range()].contains("fixture"));
                 // A test's decorators (`@pytest.mark.parametrize(...)`) hold its data.
                 let test = node
-                    .child_by_field_name("definition")
+                    .field("definition")
                     .filter(|d| d.kind_id() == g.function_definition)
-                    .and_then(|d| d.child_by_field_name("name"))
+                    .and_then(|d| d.field("name"))
                     .is_some_and(|n| self.text[n.byte_range()].starts_with("test"));
                 if fixture || test {
                     self.tests.push(node.byte_range());
@@ -641,8 +642,8 @@ impl<'t> Module<'t> {
         let documented = params.parent().map(|f| documented_types(self.docstring(f).unwrap_or(""))).unwrap_or_default();
         let mut cursor = params.walk();
         for param in params.named_children(&mut cursor) {
-            let annotation = match param.kind() {
-                "typed_parameter" | "typed_default_parameter" => param.child_by_field_name("type"),
+            let annotation = match param.kind_name() {
+                "typed_parameter" | "typed_default_parameter" => param.field("type"),
                 _ => None,
             };
             let Some(name) = parameter_name(param) else { continue };
@@ -654,7 +655,7 @@ impl<'t> Module<'t> {
                     let text = &self.text[name.byte_range()];
                     let number = match documented.iter().find(|(n, _)| *n == text) {
                         Some((_, ty)) => number_type(ty),
-                        None => param.kind() == "default_parameter" && param.child_by_field_name("value").is_some_and(number_literal),
+                        None => param.kind_name() == "default_parameter" && param.field("value").is_some_and(number_literal),
                     };
                     if number { Binding::Number } else { Binding::Parameter }
                 }
@@ -666,48 +667,48 @@ impl<'t> Module<'t> {
     /// The docstring of a function definition: the text of the string that
     /// is its body's first statement.
     fn docstring(&self, function: Node<'t>) -> Option<&'t str> {
-        let body = function.child_by_field_name("body")?;
-        let first = body.named_child(0).filter(|s| s.kind() == "expression_statement")?;
-        let string = first.named_child(0).filter(|s| s.kind() == "string")?;
+        let body = function.field("body")?;
+        let first = body.named_child(0).filter(|s| s.kind_name() == "expression_statement")?;
+        let string = first.named_child(0).filter(|s| s.kind_name() == "string")?;
         Some(&self.text[string.byte_range()])
     }
 
     fn collect_loop_target(&mut self, node: Node<'t>, scope: usize) {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
             return;
         };
-        if left.kind() == "identifier"
-            && right.kind() == "call"
-            && right.child_by_field_name("function").is_some_and(|f| self.text_of(f) == "range")
+        if left.kind_name() == "identifier"
+            && right.kind_name() == "call"
+            && right.field("function").is_some_and(|f| self.text_of(f) == "range")
         {
             self.bind(scope, left, Binding::LoopIndex);
         }
         // `for i, x in enumerate(a)`: `i` counts like a range index.
-        if matches!(left.kind(), "pattern_list" | "tuple_pattern")
-            && right.kind() == "call"
-            && right.child_by_field_name("function").is_some_and(|f| self.text_of(f) == "enumerate")
+        if matches!(left.kind_name(), "pattern_list" | "tuple_pattern")
+            && right.kind_name() == "call"
+            && right.field("function").is_some_and(|f| self.text_of(f) == "enumerate")
         {
-            if let Some(index) = left.named_child(0).filter(|i| i.kind() == "identifier") {
+            if let Some(index) = left.named_child(0).filter(|i| i.kind_name() == "identifier") {
                 self.bind(scope, index, Binding::LoopIndex);
             }
         }
     }
 
     fn collect_assignment(&mut self, node: Node<'t>, scope: usize) {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
             // Annotated declaration without a value: `x: np.ndarray`.
-            if let (Some(left), Some(ty)) = (node.child_by_field_name("left"), node.child_by_field_name("type")) {
-                if left.kind() == "identifier" {
+            if let (Some(left), Some(ty)) = (node.field("left"), node.field("type")) {
+                if left.kind_name() == "identifier" {
                     self.bind(scope, left, Binding::Annotated(ty));
                 }
             }
             return;
         };
-        if left.kind() == "identifier" {
+        if left.kind_name() == "identifier" {
             self.bind(scope, left, Binding::Assigned(right));
-        } else if scope != MODULE_SCOPE && matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+        } else if scope != MODULE_SCOPE && matches!(left.kind_name(), "pattern_list" | "tuple_pattern") {
             let mut cursor = left.walk();
-            let names: Vec<Node<'t>> = left.named_children(&mut cursor).filter(|n| n.kind() == "identifier").collect();
+            let names: Vec<Node<'t>> = left.named_children(&mut cursor).filter(|n| n.kind_name() == "identifier").collect();
             for name in names {
                 self.bind(scope, name, Binding::Unpacked(right));
             }
@@ -775,9 +776,9 @@ impl<'t> Module<'t> {
             let mut cursor = node.walk();
             let names: Vec<Node<'t>> = node
                 .children_by_field_name("name", &mut cursor)
-                .map(|n| if n.kind() == "aliased_import" { n.child_by_field_name("name").unwrap_or(n) } else { n })
+                .map(|n| if n.kind_name() == "aliased_import" { n.field("name").unwrap_or(n) } else { n })
                 .collect();
-            match node.child_by_field_name("module_name").filter(|m| m.kind() == "dotted_name") {
+            match node.field("module_name").filter(|m| m.kind_name() == "dotted_name") {
                 Some(module) => {
                     let module = dotted(self.text_of(module));
                     for name in names {
@@ -785,7 +786,7 @@ impl<'t> Module<'t> {
                     }
                     out.push((node, module));
                 }
-                None if node.kind() == "import_statement" => {
+                None if node.kind_name() == "import_statement" => {
                     out.extend(names.into_iter().map(|n| (node, dotted(self.text_of(n)))));
                 }
                 None => {}
@@ -805,11 +806,11 @@ impl<'t> Module<'t> {
     fn qualified_through<'s>(&'s self, expr: Node<'_>, import_of: impl Fn(&str, usize) -> Option<&'s str>) -> Option<String> {
         let mut parts: Vec<&str> = Vec::new();
         let mut node = expr;
-        while node.kind() == "attribute" {
-            parts.push(self.text_of(node.child_by_field_name("attribute")?));
-            node = node.child_by_field_name("object")?;
+        while node.kind_name() == "attribute" {
+            parts.push(self.text_of(node.field("attribute")?));
+            node = node.field("object")?;
         }
-        if node.kind() != "identifier" {
+        if node.kind_name() != "identifier" {
             return None;
         }
         let mut name = import_of(self.text_of(node), node.start_byte())?.to_string();
@@ -842,9 +843,9 @@ impl<'t> Module<'t> {
     }
 
     fn attribute_value(&self, expr: Node<'t>) -> Value {
-        let Some(attribute) = expr.child_by_field_name("attribute") else { return Value::Unknown };
+        let Some(attribute) = expr.field("attribute") else { return Value::Unknown };
         let name = self.text_of(attribute);
-        let class = self.ancestors(expr).find(|c| c.kind() == "class_definition");
+        let class = self.ancestors(expr).find(|c| c.kind_name() == "class_definition");
         // A class with syntax errors parses differently depending on what
         // surrounds it: what its methods assign is not to be relied on.
         let Some(class) = class.filter(|c| !c.has_error()) else { return Value::Unknown };
@@ -862,18 +863,18 @@ impl<'t> Module<'t> {
                 continue;
             }
             let Some(node) = self.root.descendant_for_byte_range(start, start + pattern.len()) else { continue };
-            let Some(assignment) = [Some(node), self.parent(node)].into_iter().flatten().find_map(|n| self.parent(n).filter(|p| p.kind() == "assignment"))
+            let Some(assignment) = [Some(node), self.parent(node)].into_iter().flatten().find_map(|n| self.parent(n).filter(|p| p.kind_name() == "assignment"))
             else {
                 continue;
             };
-            let (Some(left), Some(right)) = (assignment.child_by_field_name("left"), assignment.child_by_field_name("right")) else {
+            let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right")) else {
                 continue;
             };
-            if left.kind() != "attribute" || left.start_byte() != start {
+            if left.kind_name() != "attribute" || left.start_byte() != start {
                 continue;
             }
-            let model = (right.kind() == "call")
-                .then(|| right.child_by_field_name("function"))
+            let model = (right.kind_name() == "call")
+                .then(|| right.field("function"))
                 .flatten()
                 .and_then(|f| self.module_level_name(f))
                 .and_then(|q| self.knowledge.api(&q))
@@ -906,7 +907,7 @@ impl<'t> Module<'t> {
 
     /// The knowledge-base entry a call's callee resolves to.
     pub fn resolve_call(&self, call: Node<'_>) -> Option<(String, &'static ApiMapping)> {
-        let name = self.qualified_name(call.child_by_field_name("function")?)?;
+        let name = self.qualified_name(call.field("function")?)?;
         let api = self.knowledge.api(&name)?;
         Some((name, api))
     }
@@ -918,9 +919,9 @@ impl<'t> Module<'t> {
         if let Some(found) = self.resolve_call(call) {
             return Some(found);
         }
-        let callee = call.child_by_field_name("function").filter(|f| f.kind() == "identifier")?;
+        let callee = call.field("function").filter(|f| f.kind_name() == "identifier")?;
         let Some(Binding::Assigned(value)) = self.lookup(scope, self.text_of(callee), callee.start_byte()) else { return None };
-        if value.kind() != "attribute" {
+        if value.kind_name() != "attribute" {
             return None;
         }
         let name = self.qualified_name(value)?;
@@ -950,7 +951,7 @@ impl<'t> Module<'t> {
     /// The source that defines `expr`'s value: its own text, or for a name,
     /// the right-hand side of the assignment its use sees.
     pub fn defining_text(&self, expr: Node<'_>, scope: usize) -> &'t str {
-        if expr.kind() == "identifier" {
+        if expr.kind_name() == "identifier" {
             if let Some(Binding::Assigned(rhs)) = self.lookup(scope, self.text_of(expr), expr.start_byte()) {
                 return self.text_of(rhs);
             }
@@ -968,7 +969,7 @@ impl<'t> Module<'t> {
             return Value::Unknown;
         }
         let depth = depth + 1;
-        match expr.kind() {
+        match expr.kind_name() {
             "integer" => parse_int(self.text_of(expr)).map_or(Value::Scalar, Value::Int),
             "float" => {
                 let text = self.text_of(expr).replace('_', "");
@@ -981,7 +982,7 @@ impl<'t> Module<'t> {
             }
             "true" | "false" | "none" | "string" | "concatenated_string" => Value::Unknown,
             "parenthesized_expression" => expr.named_child(0).map_or(Value::Unknown, |e| self.eval(e, scope, depth)),
-            "unary_operator" => match expr.child_by_field_name("argument").map(|a| self.eval(a, scope, depth)) {
+            "unary_operator" => match expr.field("argument").map(|a| self.eval(a, scope, depth)) {
                 Some(Value::Int(_) | Value::Scalar) => Value::Scalar,
                 Some(v @ Value::Array(_)) => v,
                 _ => Value::Unknown,
@@ -1006,10 +1007,10 @@ impl<'t> Module<'t> {
                 }
             }
             "binary_operator" => {
-                let (Some(l), Some(r)) = (expr.child_by_field_name("left"), expr.child_by_field_name("right")) else {
+                let (Some(l), Some(r)) = (expr.field("left"), expr.field("right")) else {
                     return Value::Unknown;
                 };
-                let op = expr.child_by_field_name("operator").map_or("", |o| self.text_of(o));
+                let op = expr.field("operator").map_or("", |o| self.text_of(o));
                 let (l, r) = (self.eval(l, scope, depth), self.eval(r, scope, depth));
                 match (l, r) {
                     (v @ Value::Device(_), _) | (_, v @ Value::Device(_)) => v,
@@ -1030,8 +1031,8 @@ impl<'t> Module<'t> {
                 }
             }
             "attribute" => {
-                let Some(object) = expr.child_by_field_name("object") else { return Value::Unknown };
-                if object.kind() == "identifier" && self.text_of(object) == "self" {
+                let Some(object) = expr.field("object") else { return Value::Unknown };
+                if object.kind_name() == "identifier" && self.text_of(object) == "self" {
                     return self.attribute_value(expr);
                 }
                 match self.eval(object, scope, depth) {
@@ -1040,14 +1041,14 @@ impl<'t> Module<'t> {
                 }
             }
             "subscript" => {
-                let Some(object) = expr.child_by_field_name("value") else { return Value::Unknown };
+                let Some(object) = expr.field("value") else { return Value::Unknown };
                 match self.eval(object, scope, depth) {
                     Value::Array(n) => {
                         let mut cursor = expr.walk();
                         let indices: Vec<Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
-                        let sliced = indices.iter().any(|s| s.kind() == "slice" || s.kind() == "tuple");
+                        let sliced = indices.iter().any(|s| s.kind_name() == "slice" || s.kind_name() == "tuple");
                         // `x[x > 0]`: a selection of at most as many elements.
-                        let masked = indices.len() == 1 && indices[0].kind() == "comparison_operator";
+                        let masked = indices.len() == 1 && indices[0].kind_name() == "comparison_operator";
                         if masked {
                             Value::Array(n)
                         } else if sliced {
@@ -1077,7 +1078,7 @@ impl<'t> Module<'t> {
     }
 
     fn annotation_value(&self, ty: Node<'_>) -> Value {
-        let expr = if ty.kind() == "type" { ty.named_child(0) } else { Some(ty) };
+        let expr = if ty.kind_name() == "type" { ty.named_child(0) } else { Some(ty) };
         // Numbers, and tuples of a few numbers (`point: tuple[float, float]`).
         let text: String = expr.map_or("", |e| self.text_of(e)).split_whitespace().collect();
         if matches!(text.as_str(), "float" | "int" | "complex" | "bool") {
@@ -1100,7 +1101,7 @@ impl<'t> Module<'t> {
     }
 
     fn eval_call(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
-        let Some(function) = call.child_by_field_name("function") else { return Value::Unknown };
+        let Some(function) = call.field("function") else { return Value::Unknown };
         if let Some(name) = self.qualified_name(function) {
             if let Some(v) = self.gpu_call_value(&name, call, scope, depth) {
                 return v;
@@ -1122,10 +1123,10 @@ impl<'t> Module<'t> {
         }
         // Another NumPy function of one number (`np.deg2rad(lat)`) is one number.
         if self.qualified_name(function).is_some_and(|n| n.starts_with("numpy.")) {
-            let args = call.child_by_field_name("arguments");
+            let args = call.field("arguments");
             let positional: Vec<Node<'_>> = args.map_or(Vec::new(), |a| {
                 let mut cursor = a.walk();
-                a.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
+                a.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect()
             });
             if let [only] = positional.as_slice() {
                 if self.eval(*only, scope, depth) == Value::Scalar {
@@ -1133,16 +1134,16 @@ impl<'t> Module<'t> {
                 }
             }
         }
-        if function.kind() == "identifier" && self.text_of(function) == "len" && self.import_at("len", function.start_byte()).is_none() {
-            let arg = call.child_by_field_name("arguments").and_then(|a| a.named_child(0));
+        if function.kind_name() == "identifier" && self.text_of(function) == "len" && self.import_at("len", function.start_byte()).is_none() {
+            let arg = call.field("arguments").and_then(|a| a.named_child(0));
             return match arg.map(|a| self.eval(a, scope, depth)) {
                 Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
                 _ => Value::Unknown,
             };
         }
-        if function.kind() == "attribute" {
-            let Some(object) = function.child_by_field_name("object") else { return Value::Unknown };
-            let method = function.child_by_field_name("attribute").map_or("", |m| self.text_of(m));
+        if function.kind_name() == "attribute" {
+            let Some(object) = function.field("object") else { return Value::Unknown };
+            let method = function.field("attribute").map_or("", |m| self.text_of(m));
             // `.reshape((4, 4))`: as many elements as the literal shape says,
             // whatever the array was.
             if method == "reshape" {
@@ -1182,13 +1183,13 @@ impl<'t> Module<'t> {
     /// The number of elements a call's positional arguments give as a shape
     /// of integer literals (`(4, 4)`, `4, 4`, `[3]`), when they all are.
     fn literal_shape(&self, call: Node<'_>) -> Option<u64> {
-        let args = call.child_by_field_name("arguments")?;
+        let args = call.field("arguments")?;
         let mut cursor = args.walk();
-        let positional: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+        let positional: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
         let dims: Vec<Node<'_>> = match positional.as_slice() {
-            [one] if matches!(one.kind(), "tuple" | "list") => {
+            [one] if matches!(one.kind_name(), "tuple" | "list") => {
                 let mut cursor = one.walk();
-                one.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
+                one.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect()
             }
             _ => positional,
         };
@@ -1196,7 +1197,7 @@ impl<'t> Module<'t> {
             return None;
         }
         dims.iter().try_fold(1u64, |product, d| {
-            (d.kind() == "integer").then(|| parse_int(self.text_of(*d))).flatten().map(|n| product.saturating_mul(n))
+            (d.kind_name() == "integer").then(|| parse_int(self.text_of(*d))).flatten().map(|n| product.saturating_mul(n))
         })
     }
 
@@ -1218,11 +1219,11 @@ impl<'t> Module<'t> {
     /// The combined value of a call's data arguments: the largest known
     /// size, or unknown when any argument's size is unknown.
     pub fn input_value(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
-        let Some(args) = call.child_by_field_name("arguments") else { return Value::Unknown };
+        let Some(args) = call.field("arguments") else { return Value::Unknown };
         let mut cursor = args.walk();
         let mut merged: Option<Value> = None;
         for arg in args.named_children(&mut cursor) {
-            let v = match arg.kind() {
+            let v = match arg.kind_name() {
                 "keyword_argument" => continue,
                 "comment" => continue,
                 "list_splat" | "dictionary_splat" => Value::Unknown,
@@ -1251,11 +1252,11 @@ impl<'t> Module<'t> {
 
     /// Number of elements a call asks for, read from its arguments as `spec` says.
     pub fn size_of_call(&self, call: Node<'_>, spec: &SizeSpec, scope: usize, depth: u32) -> Option<u64> {
-        let args = call.child_by_field_name("arguments")?;
+        let args = call.field("arguments")?;
         let mut cursor = args.walk();
-        let children: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
-        let positional: Vec<Node<'_>> = children.iter().copied().filter(|n| n.kind() != "keyword_argument").collect();
-        if positional.iter().any(|n| matches!(n.kind(), "list_splat" | "dictionary_splat")) {
+        let children: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+        let positional: Vec<Node<'_>> = children.iter().copied().filter(|n| n.kind_name() != "keyword_argument").collect();
+        if positional.iter().any(|n| matches!(n.kind_name(), "list_splat" | "dictionary_splat")) {
             return None;
         }
         if spec.varargs {
@@ -1269,21 +1270,21 @@ impl<'t> Module<'t> {
         }
         let keyword = spec.keyword.as_deref().and_then(|kw| {
             children.iter().find_map(|n| {
-                (n.kind() == "keyword_argument"
-                    && n.child_by_field_name("name").is_some_and(|name| self.text_of(name) == kw))
-                .then(|| n.child_by_field_name("value"))
+                (n.kind_name() == "keyword_argument"
+                    && n.field("name").is_some_and(|name| self.text_of(name) == kw))
+                .then(|| n.field("value"))
                 .flatten()
             })
         });
         let arg = keyword.or_else(|| spec.arg.and_then(|i| positional.get(i).copied()))?;
         if spec.data {
-            return match arg.kind() {
+            return match arg.kind_name() {
                 "dictionary" => {
                     // A dict of columns: rows are the longest column.
                     let mut cursor = arg.walk();
                     let rows = arg
                         .named_children(&mut cursor)
-                        .filter_map(|pair| pair.child_by_field_name("value"))
+                        .filter_map(|pair| pair.field("value"))
                         .map(|v| self.eval(v, scope, depth).elements())
                         .try_fold(0u64, |acc, n| n.map(|n| acc.max(n)));
                     rows
@@ -1296,7 +1297,7 @@ impl<'t> Module<'t> {
 
     /// Elements in a shape: an int, or a tuple/list of ints.
     fn shape_size(&self, shape: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
-        match shape.kind() {
+        match shape.kind_name() {
             "tuple" | "list" => {
                 let mut cursor = shape.walk();
                 let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
@@ -1306,8 +1307,8 @@ impl<'t> Module<'t> {
                 })
             }
             // `np.zeros(x.shape)`: as many elements as `x`.
-            "attribute" if shape.child_by_field_name("attribute").is_some_and(|a| self.text_of(a) == "shape") => {
-                match shape.child_by_field_name("object").map(|o| self.eval(o, scope, depth)) {
+            "attribute" if shape.field("attribute").is_some_and(|a| self.text_of(a) == "shape") => {
+                match shape.field("object").map(|o| self.eval(o, scope, depth)) {
                     Some(Value::Array(n) | Value::Device(n)) => n,
                     _ => None,
                 }
@@ -1321,12 +1322,12 @@ impl<'t> Module<'t> {
 
     /// The source text of keyword argument `name` of a call, if given.
     pub fn keyword<'a>(&self, call: Node<'a>, name: &str) -> Option<Node<'a>> {
-        let args = call.child_by_field_name("arguments")?;
+        let args = call.field("arguments")?;
         let mut cursor = args.walk();
         let found = args.named_children(&mut cursor).find(|n| {
-            n.kind() == "keyword_argument" && n.child_by_field_name("name").is_some_and(|k| self.text_of(k) == name)
+            n.kind_name() == "keyword_argument" && n.field("name").is_some_and(|k| self.text_of(k) == name)
         });
-        found.and_then(|n| n.child_by_field_name("value"))
+        found.and_then(|n| n.field("value"))
     }
 
     /// Whether any argument of a call holds data already on the GPU.
@@ -1334,10 +1335,10 @@ impl<'t> Module<'t> {
         if !self.mentions_gpu_library() {
             return false;
         }
-        let Some(args) = call.child_by_field_name("arguments") else { return false };
+        let Some(args) = call.field("arguments") else { return false };
         let mut cursor = args.walk();
         let found = args.named_children(&mut cursor).any(|a| {
-            let a = if a.kind() == "keyword_argument" { a.child_by_field_name("value") } else { Some(a) };
+            let a = if a.kind_name() == "keyword_argument" { a.field("value") } else { Some(a) };
             a.is_some_and(|a| matches!(self.value(a, scope), Value::Device(_)))
         });
         found
@@ -1349,20 +1350,20 @@ impl<'t> Module<'t> {
         if let Some(value) = self.keyword(call, name) {
             return Some(value);
         }
-        let args = call.child_by_field_name("arguments")?;
+        let args = call.field("arguments")?;
         let mut cursor = args.walk();
         let found = args
             .named_children(&mut cursor)
-            .filter(|n| !matches!(n.kind(), "keyword_argument" | "comment"))
-            .take_while(|n| !matches!(n.kind(), "list_splat" | "dictionary_splat"))
+            .filter(|n| !matches!(n.kind_name(), "keyword_argument" | "comment"))
+            .take_while(|n| !matches!(n.kind_name(), "list_splat" | "dictionary_splat"))
             .nth(index);
         found
     }
 
     pub fn first_positional<'a>(&self, call: Node<'a>) -> Option<Node<'a>> {
-        let args = call.child_by_field_name("arguments")?;
+        let args = call.field("arguments")?;
         let mut cursor = args.walk();
-        let found = args.named_children(&mut cursor).find(|n| !matches!(n.kind(), "keyword_argument" | "comment"));
+        let found = args.named_children(&mut cursor).find(|n| !matches!(n.kind_name(), "keyword_argument" | "comment"));
         found
     }
 }
@@ -1404,13 +1405,13 @@ fn element_count(node: Node<'_>) -> Option<u64> {
     // Iterative descent through the first element: [[1, 2], [3, 4]] → 2 × 2.
     for _ in 0..8 {
         let mut cursor = node.walk();
-        let items: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
-        if items.iter().any(|n| matches!(n.kind(), "list_splat" | "list_comprehension")) {
+        let items: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+        if items.iter().any(|n| matches!(n.kind_name(), "list_splat" | "list_comprehension")) {
             return None;
         }
         total = total.saturating_mul(items.len() as u64);
         match items.first() {
-            Some(first) if matches!(first.kind(), "list" | "tuple") => node = *first,
+            Some(first) if matches!(first.kind_name(), "list" | "tuple") => node = *first,
             _ => return Some(total),
         }
     }
@@ -1458,7 +1459,7 @@ mod tests {
             let tree = gpulens_syntax::parse(text);
             let module = Module::new(text, &tree, Knowledge::get());
             let skip: Vec<usize> =
-                gpulens_syntax::preorder(tree.root_node()).filter(|n| n.kind() == "function_definition").map(|n| n.id()).take(1).collect();
+                gpulens_syntax::preorder(tree.root_node()).filter(|n| n.kind_name() == "function_definition").map(|n| n.id()).take(1).collect();
             let skipping = Module::new_skipping(text, &tree, Knowledge::get(), &skip);
             for node in gpulens_syntax::preorder(tree.root_node()) {
                 assert_eq!(module.parent(node), node.parent(), "{node:?}");
@@ -1496,7 +1497,7 @@ mod tests {
         let names: Vec<_> = module
             .calls
             .iter()
-            .map(|c| module.qualified_name(c.node.child_by_field_name("function").unwrap()))
+            .map(|c| module.qualified_name(c.node.field("function").unwrap()))
             .collect();
         assert_eq!(
             names,
@@ -1525,9 +1526,9 @@ mod tests {
 /// none for the bare `*` and `/` separators.
 /// A parameter's default is a number (`1`, `0.5`, `-3`, `1e-6`).
 fn number_literal(value: Node<'_>) -> bool {
-    match value.kind() {
+    match value.kind_name() {
         "integer" | "float" => true,
-        "unary_operator" => value.child_by_field_name("argument").is_some_and(|a| matches!(a.kind(), "integer" | "float")),
+        "unary_operator" => value.field("argument").is_some_and(|a| matches!(a.kind_name(), "integer" | "float")),
         _ => false,
     }
 }
@@ -1609,11 +1610,11 @@ pub(crate) fn number_type(ty: &str) -> bool {
 }
 
 pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
-    match param.kind() {
+    match param.kind_name() {
         "identifier" => Some(param),
-        "default_parameter" | "typed_default_parameter" => param.child_by_field_name("name").filter(|n| n.kind() == "identifier"),
-        "typed_parameter" => param.named_child(0).and_then(|n| if n.kind() == "identifier" { Some(n) } else { parameter_name(n) }),
-        "list_splat_pattern" | "dictionary_splat_pattern" => param.named_child(0).filter(|n| n.kind() == "identifier"),
+        "default_parameter" | "typed_default_parameter" => param.field("name").filter(|n| n.kind_name() == "identifier"),
+        "typed_parameter" => param.named_child(0).and_then(|n| if n.kind_name() == "identifier" { Some(n) } else { parameter_name(n) }),
+        "list_splat_pattern" | "dictionary_splat_pattern" => param.named_child(0).filter(|n| n.kind_name() == "identifier"),
         _ => None,
     }
 }

@@ -2,6 +2,7 @@
 //! the calls: cudf.pandas, cuml.accel, the nx-cugraph backend; and the
 //! synchronisation a GPU timing needs.
 
+use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::{alias_of, indentation_at, line_start, newline, statement_of, Anchor, Draft};
@@ -43,8 +44,8 @@ pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
 
 /// `nx.pagerank(G)` → `nx.pagerank(G, backend="cugraph")`.
 pub(super) fn nx_backend(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
-    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind() == "call")?;
-    let args = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list")?;
+    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind_name() == "call")?;
+    let args = call.field("arguments").filter(|a| a.kind_name() == "argument_list")?;
     if cx.module.keyword(call, "backend").is_some() {
         return None;
     }

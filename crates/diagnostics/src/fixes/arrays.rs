@@ -12,6 +12,7 @@
 //! `cp.asnumpy`. Regions where that would be wrong or slow (a Python loop
 //! indexing GPU arrays element by element, a closure over them) get no fix.
 
+use gpulens_syntax::NodeExt;
 use std::collections::{HashMap, HashSet};
 
 use gpulens_knowledge::{ApiKind, ApiMapping, Support};
@@ -165,7 +166,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
     fn walk(&mut self) {
         let module = self.cx.module;
         let root = match self.function {
-            Some(f) => f.child_by_field_name("body"),
+            Some(f) => f.field("body"),
             None => Some(self.cx_root()),
         };
         let Some(root) = root else { return };
@@ -173,7 +174,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         loop {
             let node = cursor.node();
             let mut descend = true;
-            match node.kind() {
+            match node.kind_name() {
                 "function_definition" | "class_definition" | "lambda" => {
                     self.closures.push(node);
                     descend = false;
@@ -221,8 +222,8 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                     continue;
                 }
                 // Flagged, fed GPU data, or computing an argument of a GPU call (`footprint=disk(3)`).
-                let feeds_gpu_call = call.parent().and_then(|p| if p.kind() == "keyword_argument" { p.parent() } else { Some(p) })
-                    .filter(|p| p.kind() == "argument_list")
+                let feeds_gpu_call = call.parent().and_then(|p| if p.kind_name() == "keyword_argument" { p.parent() } else { Some(p) })
+                    .filter(|p| p.kind_name() == "argument_list")
                     .and_then(|p| p.parent())
                     .is_some_and(|outer| self.rewritten.contains(&outer.id()));
                 let touches = self.seeds.contains(&call.id())
@@ -234,11 +235,11 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             }
             for assignment in self.assignments.clone() {
                 let (Some(left), Some(right)) =
-                    (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+                    (assignment.field("left"), assignment.field("right"))
                 else {
                     continue;
                 };
-                if assignment.kind() == "assignment" && self.is_device(right, 0) {
+                if assignment.kind_name() == "assignment" && self.is_device(right, 0) {
                     for name in targets(left) {
                         self.device.insert(self.cx.module.text_of(name));
                     }
@@ -251,8 +252,8 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 if self.rewritten.contains(&call.id()) {
                     continue;
                 }
-                let Some(assignment) = call.parent().filter(|p| p.kind() == "assignment") else { continue };
-                let Some(name) = assignment.child_by_field_name("left").filter(|l| l.kind() == "identifier") else {
+                let Some(assignment) = call.parent().filter(|p| p.kind_name() == "assignment") else { continue };
+                let Some(name) = assignment.field("left").filter(|l| l.kind_name() == "identifier") else {
                     continue;
                 };
                 if met.contains(self.cx.module.text_of(name)) {
@@ -272,16 +273,16 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         }
         let module = self.cx.module;
         let d = depth + 1;
-        match expr.kind() {
+        match expr.kind_name() {
             "identifier" => self.device.contains(module.text_of(expr)),
             "call" => {
                 if self.rewritten.contains(&expr.id()) {
                     return true;
                 }
-                let Some(function) = expr.child_by_field_name("function") else { return false };
-                if function.kind() == "attribute" {
-                    let method = function.child_by_field_name("attribute").map_or("", |a| module.text_of(a));
-                    if let Some(object) = function.child_by_field_name("object") {
+                let Some(function) = expr.field("function") else { return false };
+                if function.kind_name() == "attribute" {
+                    let method = function.field("attribute").map_or("", |a| module.text_of(a));
+                    if let Some(object) = function.field("object") {
                         if self.is_device(object, d) {
                             return !HOST_METHODS.contains(&method);
                         }
@@ -291,10 +292,10 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 (name.starts_with("cupy.") || name.starts_with("cupyx.")) && name != "cupy.asnumpy"
             }
             "attribute" => {
-                let attribute = expr.child_by_field_name("attribute").map_or("", |a| module.text_of(a));
-                !HOST_ATTRIBUTES.contains(&attribute) && expr.child_by_field_name("object").is_some_and(|o| self.is_device(o, d))
+                let attribute = expr.field("attribute").map_or("", |a| module.text_of(a));
+                !HOST_ATTRIBUTES.contains(&attribute) && expr.field("object").is_some_and(|o| self.is_device(o, d))
             }
-            "subscript" => expr.child_by_field_name("value").is_some_and(|v| self.is_device(v, d)),
+            "subscript" => expr.field("value").is_some_and(|v| self.is_device(v, d)),
             "binary_operator" | "unary_operator" | "comparison_operator" | "parenthesized_expression"
             | "conditional_expression" => {
                 let mut c = expr.walk();
@@ -311,16 +312,16 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         let mut met = HashSet::new();
         let names = |node: Node<'t>, met: &mut HashSet<&'t str>| {
             visit(node, &mut |n| {
-                if n.kind() == "identifier" {
+                if n.kind_name() == "identifier" {
                     met.insert(module.text_of(n));
                 }
             });
         };
         for statement in self.assignments.iter().copied().chain(self.returns.iter().copied()) {
             let mut found: Vec<Node<'t>> = Vec::new();
-            visit(statement, &mut |n| match n.kind() {
+            visit(statement, &mut |n| match n.kind_name() {
                 "subscript" => {
-                    if n.child_by_field_name("value").is_some_and(|v| self.is_device(v, 0)) {
+                    if n.field("value").is_some_and(|v| self.is_device(v, 0)) {
                         let mut c = n.walk();
                         found.extend(n.children_by_field_name("subscript", &mut c));
                     }
@@ -343,14 +344,14 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
 
     fn parameters(&self) -> Vec<&'t str> {
         let module = self.cx.module;
-        let Some(params) = self.function.and_then(|f| f.child_by_field_name("parameters")) else { return Vec::new() };
+        let Some(params) = self.function.and_then(|f| f.field("parameters")) else { return Vec::new() };
         let mut out = Vec::new();
         let mut c = params.walk();
         for p in params.named_children(&mut c) {
-            let name = match p.kind() {
+            let name = match p.kind_name() {
                 "identifier" => Some(p),
-                "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier"),
-                "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
+                "typed_parameter" => p.named_child(0).filter(|n| n.kind_name() == "identifier"),
+                "default_parameter" | "typed_default_parameter" => p.field("name"),
                 _ => None,
             };
             if let Some(name) = name {
@@ -368,16 +369,16 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
     fn read_only(&self, name: &str) -> bool {
         let module = self.cx.module;
         let written = self.assignments.iter().any(|a| {
-            let Some(left) = a.child_by_field_name("left") else { return false };
+            let Some(left) = a.field("left") else { return false };
             let base = base_name(left).map(|b| module.text_of(b));
-            (left.kind() != "identifier" || a.kind() == "augmented_assignment") && base == Some(name)
+            (left.kind_name() != "identifier" || a.kind_name() == "augmented_assignment") && base == Some(name)
         });
         let mutated = self.calls.iter().any(|c| {
-            let Some(function) = c.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+            let Some(function) = c.field("function").filter(|f| f.kind_name() == "attribute") else {
                 return false;
             };
-            let method = function.child_by_field_name("attribute").map_or("", |a| module.text_of(a));
-            let object = function.child_by_field_name("object").map_or("", |o| module.text_of(o));
+            let method = function.field("attribute").map_or("", |a| module.text_of(a));
+            let object = function.field("object").map_or("", |o| module.text_of(o));
             (object == name && MUTATING_METHODS.contains(&method))
                 || module.keyword(*c, "out").is_some_and(|o| module.text_of(o) == name)
         });
@@ -405,7 +406,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             if !data {
                 continue;
             }
-            let parts = if i == 0 && matches!(arg.kind(), "list" | "tuple") {
+            let parts = if i == 0 && matches!(arg.kind_name(), "list" | "tuple") {
                 let mut c = arg.walk();
                 arg.named_children(&mut c).collect()
             } else {
@@ -433,7 +434,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 }
                 for input in self.host_inputs(call, api) {
                     let name = module.text_of(input);
-                    if input.kind() == "identifier"
+                    if input.kind_name() == "identifier"
                         && parameters.contains(&name)
                         && !self.rebind.contains(&name)
                         && self.read_only(name)
@@ -479,7 +480,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             if !self.rewritten.contains(&call.id()) {
                 continue;
             }
-            let function = call.child_by_field_name("function")?;
+            let function = call.field("function")?;
             let new_name = match gpu.strip_prefix("cupy.") {
                 Some(rest) => format!("{cp}.{rest}"),
                 None => {
@@ -491,7 +492,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 draft.replace(function.byte_range(), new_name);
             }
             for input in self.host_inputs(*call, api) {
-                if input.kind() == "identifier" && once.iter().any(|(n, _)| *n == module.text_of(input)) && api.library != "raft" {
+                if input.kind_name() == "identifier" && once.iter().any(|(n, _)| *n == module.text_of(input)) && api.library != "raft" {
                     draft.replace(input.byte_range(), format!("{}_gpu", module.text_of(input)));
                     continue;
                 }
@@ -514,7 +515,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             if self.rewritten.contains(&call.id()) || self.is_device(*call, 0) {
                 continue;
             }
-            let Some(function) = call.child_by_field_name("function") else { continue };
+            let Some(function) = call.field("function") else { continue };
             let callee = module.text_of(function);
             if ACCEPTS_DEVICE.contains(&callee) {
                 continue;
@@ -532,15 +533,15 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         // GPU and host arrays can't mix in one operation: the host side goes over.
         for statement in self.assignments.iter().chain(&self.returns).chain(&self.calls) {
             visit(*statement, &mut |n| {
-                if n.kind() != "binary_operator" {
+                if n.kind_name() != "binary_operator" {
                     return;
                 }
-                let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { return };
+                let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else { return };
                 for (a, b) in [(l, r), (r, l)] {
                     if self.is_device(a, 0)
                         && !self.is_device(b, 0)
                         && !is_plain_value(self.cx, b, self.scope)
-                        && matches!(b.kind(), "call" | "identifier" | "attribute" | "subscript" | "binary_operator" | "parenthesized_expression")
+                        && matches!(b.kind_name(), "call" | "identifier" | "attribute" | "subscript" | "binary_operator" | "parenthesized_expression")
                         && !mixed.contains(&b.id())
                     {
                         mixed.push(b.id());
@@ -551,11 +552,11 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             });
         }
         for assignment in &self.assignments {
-            let (Some(left), Some(right)) = (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+            let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right"))
             else {
                 continue;
             };
-            let host_target = left.kind() == "subscript" && !self.is_device(left, 0);
+            let host_target = left.kind_name() == "subscript" && !self.is_device(left, 0);
             if host_target && self.is_device(right, 0) {
                 back(&mut draft, right);
             }
@@ -563,7 +564,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         if in_function {
             for ret in &self.returns {
                 let Some(value) = ret.named_child(0) else { continue };
-                if value.kind() == "expression_list" || value.kind() == "tuple" {
+                if value.kind_name() == "expression_list" || value.kind_name() == "tuple" {
                     let mut c = value.walk();
                     for item in value.named_children(&mut c) {
                         if self.is_device(item, 0) {
@@ -577,10 +578,10 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         }
         // Parameters converted at the top of the body (after its docstring).
         if !self.rebind.is_empty() {
-            let body = self.function?.child_by_field_name("body")?;
+            let body = self.function?.field("body")?;
             let mut first = body.named_child(0)?;
             let mut c = body.walk();
-            let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
+            let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|n| n.kind_name() != "comment").collect();
             let mut at = line_start(text, first.start_byte());
             if let Some(doc) = statements.first().filter(|s| is_docstring(**s)) {
                 at = line_end(text, doc.end_byte());
@@ -628,7 +629,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 continue;
             }
             for input in self.host_inputs(*call, api) {
-                if input.kind() != "identifier" || parameters.contains(&module.text_of(input)) {
+                if input.kind_name() != "identifier" || parameters.contains(&module.text_of(input)) {
                     continue;
                 }
                 let name = module.text_of(input);
@@ -650,7 +651,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             let rebound = self.assignments.iter().any(|a| {
                 a.start_byte() >= statement.start_byte()
                     && a.start_byte() < last
-                    && a.child_by_field_name("left").is_some_and(|l| targets(l).iter().any(|t| module.text_of(*t) == name))
+                    && a.field("left").is_some_and(|l| targets(l).iter().any(|t| module.text_of(*t) == name))
             });
             if !rebound && first >= statement.start_byte() {
                 out.push((name, statement));
@@ -662,7 +663,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
     /// The statement directly in the region's body (or module) that holds `node`.
     fn top_statement(&self, node: Node<'t>) -> Option<Node<'t>> {
         let body = match self.function {
-            Some(f) => f.child_by_field_name("body")?,
+            Some(f) => f.field("body")?,
             None => self.cx_root(),
         };
         let mut current = node;
@@ -682,7 +683,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         let mentions_device = |node: Node<'_>| {
             let mut found = false;
             visit(node, &mut |n| {
-                if n.kind() == "identifier" && self.device.contains(module.text_of(n)) {
+                if n.kind_name() == "identifier" && self.device.contains(module.text_of(n)) {
                     found = true;
                 }
             });
@@ -697,13 +698,13 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         // A loop indexing GPU arrays one element at a time (or iterating over one).
         for l in &self.loops {
             let mut slow = false;
-            if let Some(right) = l.child_by_field_name("right") {
+            if let Some(right) = l.field("right") {
                 slow |= self.is_device(right, 0);
             }
-            let body = l.child_by_field_name("body").unwrap_or(*l);
+            let body = l.field("body").unwrap_or(*l);
             visit(body, &mut |n| {
-                if n.kind() == "subscript" && n.child_by_field_name("value").is_some_and(|v| self.is_device(v, 0)) {
-                    let index = n.child_by_field_name("subscript").map_or("", |s| module.text_of(s));
+                if n.kind_name() == "subscript" && n.field("value").is_some_and(|v| self.is_device(v, 0)) {
+                    let index = n.field("subscript").map_or("", |s| module.text_of(s));
                     if !index.contains(':') {
                         slow = true;
                     }
@@ -735,7 +736,7 @@ fn gpu_name(cx: &Context<'_, '_>, call: Node<'_>, api: &'static ApiMapping) -> O
 
 fn is_plain_value(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
     matches!(
-        node.kind(),
+        node.kind_name(),
         "integer" | "float" | "string" | "true" | "false" | "none" | "concatenated_string" | "unary_operator"
     ) && !matches!(cx.module.value(node, scope), Value::Array(_))
         || matches!(cx.module.value(node, scope), Value::Int(_) | Value::Scalar)
@@ -743,27 +744,27 @@ fn is_plain_value(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
 
 /// Positional arguments.
 pub(crate) fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
-    let Some(args) = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list") else {
+    let Some(args) = call.field("arguments").filter(|a| a.kind_name() == "argument_list") else {
         return Vec::new();
     };
     let mut c = args.walk();
     let out = args
         .named_children(&mut c)
-        .filter(|n| !matches!(n.kind(), "keyword_argument" | "list_splat" | "dictionary_splat" | "comment"))
+        .filter(|n| !matches!(n.kind_name(), "keyword_argument" | "list_splat" | "dictionary_splat" | "comment"))
         .collect();
     out
 }
 
 /// Positional arguments and keyword values.
 fn all_arguments(call: Node<'_>) -> Vec<Node<'_>> {
-    let Some(args) = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list") else {
+    let Some(args) = call.field("arguments").filter(|a| a.kind_name() == "argument_list") else {
         return Vec::new();
     };
     let mut c = args.walk();
     let out = args
         .named_children(&mut c)
-        .filter_map(|n| match n.kind() {
-            "keyword_argument" => n.child_by_field_name("value"),
+        .filter_map(|n| match n.kind_name() {
+            "keyword_argument" => n.field("value"),
             "list_splat" | "dictionary_splat" | "comment" => None,
             _ => Some(n),
         })
@@ -773,7 +774,7 @@ fn all_arguments(call: Node<'_>) -> Vec<Node<'_>> {
 
 /// The names an assignment target binds: `a`, `a, b`, `(a, b)`, `[a, b]`.
 fn targets(left: Node<'_>) -> Vec<Node<'_>> {
-    match left.kind() {
+    match left.kind_name() {
         "identifier" => vec![left],
         "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" => {
             let mut c = left.walk();
@@ -786,10 +787,10 @@ fn targets(left: Node<'_>) -> Vec<Node<'_>> {
 
 /// `a` of `a[i]`, `a.b[i]`, `a`.
 fn base_name(node: Node<'_>) -> Option<Node<'_>> {
-    match node.kind() {
+    match node.kind_name() {
         "identifier" => Some(node),
-        "subscript" => node.child_by_field_name("value").and_then(base_name),
-        "attribute" => node.child_by_field_name("object").and_then(base_name),
+        "subscript" => node.field("value").and_then(base_name),
+        "attribute" => node.field("object").and_then(base_name),
         _ => None,
     }
 }
@@ -798,14 +799,14 @@ fn base_name(node: Node<'_>) -> Option<Node<'_>> {
 fn reassigned_before(module: &crate::Module<'_>, assignments: &[Node<'_>], name: &str, offset: usize) -> bool {
     assignments.iter().any(|a| {
         a.start_byte() < offset
-            && a.child_by_field_name("left").is_some_and(|l| targets(l).iter().any(|t| module.text_of(*t) == name))
+            && a.field("left").is_some_and(|l| targets(l).iter().any(|t| module.text_of(*t) == name))
     })
 }
 
 fn is_docstring(statement: Node<'_>) -> bool {
-    statement.kind() == "expression_statement"
+    statement.kind_name() == "expression_statement"
         && statement.named_child_count() == 1
-        && statement.named_child(0).is_some_and(|s| s.kind() == "string")
+        && statement.named_child(0).is_some_and(|s| s.kind_name() == "string")
 }
 
 /// Calls `f` on every node under `node` (itself included), in source order.
@@ -816,22 +817,22 @@ pub(crate) fn visit<'n>(node: Node<'n>, f: &mut impl FnMut(Node<'n>)) {
 /// KVIKIO001: `x = np.fromfile(path, dtype=d)` → a GPU buffer filled by KvikIO.
 pub(super) fn kvikio_read(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let module = cx.module;
-    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind() == "call")?;
+    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind_name() == "call")?;
     let (name, _) = module.resolve_call(call)?;
     if name != "numpy.fromfile" {
         return None;
     }
-    let assignment = call.parent().filter(|p| p.kind() == "assignment")?;
-    let statement = assignment.parent().filter(|p| p.kind() == "expression_statement")?;
-    let target = assignment.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
-    if statement_of(call)? != statement || assignment.child_by_field_name("right")? != call {
+    let assignment = call.parent().filter(|p| p.kind_name() == "assignment")?;
+    let statement = assignment.parent().filter(|p| p.kind_name() == "expression_statement")?;
+    let target = assignment.field("left").filter(|l| l.kind_name() == "identifier")?;
+    if statement_of(call)? != statement || assignment.field("right")? != call {
         return None;
     }
     let args = all_arguments(call);
     let positional = arguments(call);
     let file = *positional.first()?;
     // Evaluated twice (size, then open): only for expressions without side effects.
-    if !matches!(file.kind(), "identifier" | "string" | "attribute") || module.text_of(file).contains('\n') {
+    if !matches!(file.kind_name(), "identifier" | "string" | "attribute") || module.text_of(file).contains('\n') {
         return None;
     }
     let dtype = module.keyword(call, "dtype").or_else(|| positional.get(1).copied());

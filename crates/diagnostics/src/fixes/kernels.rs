@@ -8,6 +8,7 @@
 //! scalar, no attribute access on objects, in a module-level function or at
 //! module level.
 
+use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::arrays::visit;
@@ -61,7 +62,7 @@ struct Body<'t> {
 
 pub(super) fn numba(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let module = cx.module;
-    let outer = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind() == "for_statement")?;
+    let outer = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind_name() == "for_statement")?;
     let (insert_at, function_name) = kernel_position(cx, outer)?;
     let mut draft = Draft::new(
         Applicability::Unsafe,
@@ -152,7 +153,7 @@ pub(super) fn numba(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
 
 pub(super) fn warp(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let module = cx.module;
-    let outer = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind() == "for_statement")?;
+    let outer = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind_name() == "for_statement")?;
     let (insert_at, function_name) = kernel_position(cx, outer)?;
     let body = analyse(cx, outer, Target::Warp, None)?;
     if body.levels.len() != 1 {
@@ -257,12 +258,12 @@ fn kernel_position(cx: &Context<'_, '_>, outer: Node<'_>) -> Option<(usize, Stri
     let mut node = outer;
     let mut top = outer;
     while let Some(parent) = node.parent() {
-        match node.kind() {
+        match node.kind_name() {
             "function_definition" => functions.push(node),
             "class_definition" | "lambda" => return None,
             _ => {}
         }
-        if !matches!(parent.kind(), "module" | "ERROR") {
+        if !matches!(parent.kind_name(), "module" | "ERROR") {
             top = parent;
         }
         node = parent;
@@ -272,11 +273,11 @@ fn kernel_position(cx: &Context<'_, '_>, outer: Node<'_>) -> Option<(usize, Stri
         [f] => {
             // A decorated function (`@numba.njit`, `@jit`…) may be compiled
             // itself: a kernel launch inside it would not compile.
-            if f.parent().is_some_and(|p| p.kind() == "decorated_definition") {
+            if f.parent().is_some_and(|p| p.kind_name() == "decorated_definition") {
                 return None;
             }
             let start = f.start_byte();
-            let name = f.child_by_field_name("name")?;
+            let name = f.field("name")?;
             Some((start, cx.module.text_of(name).to_string()))
         }
         _ => None,
@@ -309,7 +310,7 @@ fn first_definition<'t>(cx: &Context<'_, 't>, at: Node<'t>, name: &str, scope: u
     let module = cx.module;
     let mut found = String::new();
     visit(at, &mut |n| {
-        if found.is_empty() && n.kind() == "identifier" && module.text_of(n) == name {
+        if found.is_empty() && n.kind_name() == "identifier" && module.text_of(n) == name {
             found = module.defining_text(n, scope).to_string();
         }
     });
@@ -320,16 +321,16 @@ fn first_definition<'t>(cx: &Context<'_, 't>, at: Node<'t>, name: &str, scope: u
 fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Option<&str>) -> Option<Body<'t>> {
     let module = cx.module;
     let mut levels = vec![range_level(cx, outer)?];
-    let mut block = outer.child_by_field_name("body")?;
+    let mut block = outer.field("body")?;
     if target == Target::Numba {
         let statements: Vec<Node<'t>> = {
             let mut c = block.walk();
-            block.named_children(&mut c).filter(|n| n.kind() != "comment").collect()
+            block.named_children(&mut c).filter(|n| n.kind_name() != "comment").collect()
         };
-        if statements.len() == 1 && statements[0].kind() == "for_statement" {
+        if statements.len() == 1 && statements[0].kind_name() == "for_statement" {
             if let Some(level) = range_level(cx, statements[0]) {
                 levels.push(level);
-                block = statements[0].child_by_field_name("body")?;
+                block = statements[0].field("body")?;
             }
         }
     }
@@ -342,30 +343,30 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
     let mut counts = Vec::new();
     let mut ok = true;
     // Pass 1: what the body binds (locals, inner loop variables).
-    visit(block, &mut |n| match n.kind() {
+    visit(block, &mut |n| match n.kind_name() {
         "assignment" => {
-            if let Some(left) = n.child_by_field_name("left").filter(|l| l.kind() == "identifier") {
+            if let Some(left) = n.field("left").filter(|l| l.kind_name() == "identifier") {
                 locals.push(module.text_of(left));
             }
         }
         "for_statement" => {
-            if let Some(left) = n.child_by_field_name("left").filter(|l| l.kind() == "identifier") {
+            if let Some(left) = n.field("left").filter(|l| l.kind_name() == "identifier") {
                 locals.push(module.text_of(left));
             }
         }
         "augmented_assignment" => {
             // Accumulating into a scalar declared outside the loop is a reduction: not mechanical.
-            if let Some(left) = n.child_by_field_name("left") {
-                if left.kind() == "identifier" && !locals.contains(&module.text_of(left)) {
+            if let Some(left) = n.field("left") {
+                if left.kind_name() == "identifier" && !locals.contains(&module.text_of(left)) {
                     ok = false;
                 }
                 // Warp: spell an element update out (`a[i] = a[i] + (…)`), which
                 // reads the same in every Warp version.
                 if let (Target::Warp, "subscript", Some(op), Some(right)) = (
                     target,
-                    left.kind(),
-                    n.child_by_field_name("operator"),
-                    n.child_by_field_name("right"),
+                    left.kind_name(),
+                    n.field("operator"),
+                    n.field("right"),
                 ) {
                     let op_text = module.text_of(op).trim_end_matches('=');
                     renames.push((op.start_byte()..right.start_byte(), format!("= {} {op_text} (", module.text_of(left))));
@@ -385,18 +386,18 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
         if !ok {
             return;
         }
-        match n.kind() {
+        match n.kind_name() {
             "call" => {
-                let Some(function) = n.child_by_field_name("function") else {
+                let Some(function) = n.field("function") else {
                     ok = false;
                     return;
                 };
                 let callee = module.text_of(function);
                 let qualified = module.qualified_name(function).unwrap_or_default();
-                if function.kind() == "identifier" && BUILTINS.contains(&callee) && module.qualified_name(function).is_none() {
+                if function.kind_name() == "identifier" && BUILTINS.contains(&callee) && module.qualified_name(function).is_none() {
                     if callee == "range" {
                         visit(n, &mut |a| {
-                            if a.kind() == "identifier" && a != function {
+                            if a.kind_name() == "identifier" && a != function {
                                 counts.push(module.text_of(a));
                             }
                         });
@@ -425,9 +426,9 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
                 }
             }
             "attribute" => {
-                let object = n.child_by_field_name("object");
+                let object = n.field("object");
                 let qualified = module.qualified_name(n).unwrap_or_default();
-                let is_callee = n.parent().is_some_and(|p| p.kind() == "call" && p.child_by_field_name("function") == Some(n));
+                let is_callee = n.parent().is_some_and(|p| p.kind_name() == "call" && p.field("function") == Some(n));
                 if is_callee {
                     return;
                 }
@@ -445,8 +446,8 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
                     return;
                 }
                 // `a.shape[0]` on an array is fine; other attributes (objects, `self.x`) are not.
-                let attribute = n.child_by_field_name("attribute").map_or("", |a| module.text_of(a));
-                if !(matches!(attribute, "shape" | "size") && object.is_some_and(|o| o.kind() == "identifier")) {
+                let attribute = n.field("attribute").map_or("", |a| module.text_of(a));
+                if !(matches!(attribute, "shape" | "size") && object.is_some_and(|o| o.kind_name() == "identifier")) {
                     ok = false;
                 }
             }
@@ -455,12 +456,12 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
                 let parent = n.parent();
                 // Attribute names and keyword names are not variables.
                 if parent.is_some_and(|p| {
-                    (p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(n))
-                        || (p.kind() == "keyword_argument" && p.child_by_field_name("name") == Some(n))
+                    (p.kind_name() == "attribute" && p.field("attribute") == Some(n))
+                        || (p.kind_name() == "keyword_argument" && p.field("name") == Some(n))
                 }) {
                     return;
                 }
-                if parent.is_some_and(|p| p.kind() == "attribute" && p.child_by_field_name("object") == Some(n))
+                if parent.is_some_and(|p| p.kind_name() == "attribute" && p.field("object") == Some(n))
                     && module.qualified_name(n).is_some()
                 {
                     return; // a module: np, math, wp
@@ -472,17 +473,17 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
                     ok = false; // an imported function or class used as a value
                     return;
                 }
-                let subscripted = parent.is_some_and(|p| p.kind() == "subscript" && p.child_by_field_name("value") == Some(n));
-                let shape_of = parent.is_some_and(|p| p.kind() == "attribute");
+                let subscripted = parent.is_some_and(|p| p.kind_name() == "subscript" && p.field("value") == Some(n));
+                let shape_of = parent.is_some_and(|p| p.kind_name() == "attribute");
                 if subscripted || shape_of {
                     let written = subscripted && {
                         let sub = parent.unwrap();
                         let mut top = sub;
-                        while let Some(p) = top.parent().filter(|p| p.kind() == "subscript") {
+                        while let Some(p) = top.parent().filter(|p| p.kind_name() == "subscript") {
                             top = p;
                         }
                         top.parent().is_some_and(|a| {
-                            matches!(a.kind(), "assignment" | "augmented_assignment") && a.child_by_field_name("left") == Some(top)
+                            matches!(a.kind_name(), "assignment" | "augmented_assignment") && a.field("left") == Some(top)
                         })
                     };
                     let rank = if subscripted { subscript_rank(parent.unwrap()) } else { 0 };
@@ -522,7 +523,7 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
 fn subscript_rank(sub: Node<'_>) -> usize {
     let mut rank = 0;
     let mut node = Some(sub);
-    while let Some(n) = node.filter(|n| n.kind() == "subscript") {
+    while let Some(n) = node.filter(|n| n.kind_name() == "subscript") {
         let mut c = n.walk();
         rank += n.children_by_field_name("subscript", &mut c).count();
         node = n.parent();
@@ -532,9 +533,9 @@ fn subscript_rank(sub: Node<'_>) -> usize {
 
 fn plain_bound(module: &crate::Module<'_>, node: Node<'_>) -> bool {
     let mut plain = true;
-    visit(node, &mut |n| match n.kind() {
+    visit(node, &mut |n| match n.kind_name() {
         "call" => {
-            let callee = n.child_by_field_name("function").map_or("", |f| module.text_of(f));
+            let callee = n.field("function").map_or("", |f| module.text_of(f));
             if !matches!(callee, "len" | "int" | "min" | "max") {
                 plain = false;
             }
@@ -547,7 +548,7 @@ fn plain_bound(module: &crate::Module<'_>, node: Node<'_>) -> bool {
 
 fn range_level<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Option<Level<'t>> {
     let (var, args) = crate::rules::loops::range_header(cx.module, node)?;
-    if node.child_by_field_name("alternative").is_some() {
+    if node.field("alternative").is_some() {
         return None; // for … else
     }
     match args.as_slice() {

@@ -11,6 +11,7 @@
 //! [`fix_all`] applies fixes to a whole text, re-analysing between passes,
 //! and refuses any pass that would add a syntax error.
 
+use gpulens_syntax::NodeExt;
 mod accel;
 mod arrays;
 mod kernels;
@@ -201,13 +202,13 @@ impl<'a> Layout<'a> {
         let mut layout = Layout { text, first_import: None, after_imports: None, after_header: 0 };
         let mut cursor = root.walk();
         for (i, child) in root.named_children(&mut cursor).enumerate() {
-            match child.kind() {
+            match child.kind_name() {
                 "comment" if layout.first_import.is_none() && layout.after_imports.is_none() => {
                     layout.after_header = line_end(text, child.end_byte());
                 }
                 "comment" => {}
                 "future_import_statement" => layout.after_header = line_end(text, child.end_byte()),
-                "expression_statement" if i == 0 && child.named_child(0).is_some_and(|s| s.kind() == "string") => {
+                "expression_statement" if i == 0 && child.named_child(0).is_some_and(|s| s.kind_name() == "string") => {
                     layout.after_header = line_end(text, child.end_byte());
                 }
                 "import_statement" | "import_from_statement" if !child.has_error() => {
@@ -300,10 +301,10 @@ pub(crate) fn top_level_definitions<'t>(text: &'t str, tree: &Tree) -> Vec<&'t s
     let mut out = Vec::new();
     let mut cursor = root.walk();
     for child in root.named_children(&mut cursor) {
-        let definition = if child.kind() == "decorated_definition" { child.child_by_field_name("definition") } else { Some(child) };
+        let definition = if child.kind_name() == "decorated_definition" { child.field("definition") } else { Some(child) };
         if let Some(name) = definition
-            .filter(|d| matches!(d.kind(), "function_definition" | "class_definition"))
-            .and_then(|d| d.child_by_field_name("name"))
+            .filter(|d| matches!(d.kind_name(), "function_definition" | "class_definition"))
+            .and_then(|d| d.field("name"))
         {
             out.push(&text[name.byte_range()]);
         }
@@ -322,7 +323,7 @@ pub(crate) fn name_taken(module: &Module<'_>, name: &str, at: Node<'_>) -> bool 
     let mut root = at;
     let mut outermost = None;
     while let Some(parent) = root.parent() {
-        if root.kind() == "function_definition" {
+        if root.kind_name() == "function_definition" {
             outermost = Some(root);
         }
         root = parent;
@@ -371,7 +372,7 @@ pub(crate) fn module_path(cx: &Context<'_, '_>, draft: &mut Draft, path: &str, o
 pub(crate) fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
     let mut current = node.parent();
     while let Some(n) = current {
-        if n.kind() == "function_definition" {
+        if n.kind_name() == "function_definition" {
             return Some(n);
         }
         current = n.parent();
@@ -384,7 +385,7 @@ pub(crate) fn statement_of(node: Node<'_>) -> Option<Node<'_>> {
     let mut current = node;
     loop {
         let parent = current.parent()?;
-        if matches!(parent.kind(), "block" | "module") {
+        if matches!(parent.kind_name(), "block" | "module") {
             return Some(current);
         }
         current = parent;

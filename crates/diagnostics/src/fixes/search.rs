@@ -2,6 +2,7 @@
 //! the cuVS index that does the same job: exact flat indexes → brute_force,
 //! HNSW → CAGRA.
 
+use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::arrays::{arguments, visit};
@@ -10,7 +11,7 @@ use crate::{Applicability, Context, Fix};
 
 pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let module = cx.module;
-    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind() == "call")?;
+    let call = std::iter::successors(Some(node), |n| n.parent()).find(|n| n.kind_name() == "call")?;
     let (name, _) = module.resolve_call(call)?;
     let (algorithm, metric) = match name.as_str() {
         "faiss.IndexFlatL2" => ("brute_force", None),
@@ -19,22 +20,22 @@ pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
         _ => return None,
     };
     // `index = faiss.IndexFlatL2(d)`
-    let assignment = call.parent().filter(|p| p.kind() == "assignment")?;
-    let created = assignment.parent().filter(|p| p.kind() == "expression_statement")?;
-    let index = assignment.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
+    let assignment = call.parent().filter(|p| p.kind_name() == "assignment")?;
+    let created = assignment.parent().filter(|p| p.kind_name() == "expression_statement")?;
+    let index = assignment.field("left").filter(|l| l.kind_name() == "identifier")?;
     let index = module.text_of(index);
     let block = created.parent()?;
     let statements: Vec<Node<'_>> = {
         let mut c = block.walk();
-        block.named_children(&mut c).filter(|n| n.kind() != "comment").collect()
+        block.named_children(&mut c).filter(|n| n.kind_name() != "comment").collect()
     };
     fn method_call<'n>(module: &crate::Module<'_>, index: &str, s: &Node<'n>, method: &str) -> Option<Node<'n>> {
-        let expr = if s.kind() == "expression_statement" { s.named_child(0)? } else { return None };
-        let c = if expr.kind() == "assignment" { expr.child_by_field_name("right")? } else { expr };
-        let f = c.child_by_field_name("function").filter(|f| f.kind() == "attribute")?;
-        let object = f.child_by_field_name("object")?;
-        let attribute = f.child_by_field_name("attribute")?;
-        (c.kind() == "call" && module.text_of(object) == index && module.text_of(attribute) == method).then_some(c)
+        let expr = if s.kind_name() == "expression_statement" { s.named_child(0)? } else { return None };
+        let c = if expr.kind_name() == "assignment" { expr.field("right")? } else { expr };
+        let f = c.field("function").filter(|f| f.kind_name() == "attribute")?;
+        let object = f.field("object")?;
+        let attribute = f.field("attribute")?;
+        (c.kind_name() == "call" && module.text_of(object) == index && module.text_of(attribute) == method).then_some(c)
     }
     let position = statements.iter().position(|s| *s == created)?;
     let add_statement = statements[position + 1..].iter().find(|s| method_call(module, index, s, "add").is_some())?;
@@ -45,7 +46,7 @@ pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     // The index must not be used for anything else (saved, counted, trained…).
     let mut other_use = false;
     visit(block, &mut |n| {
-        if n.kind() == "identifier" && module.text_of(n) == index {
+        if n.kind_name() == "identifier" && module.text_of(n) == index {
             let inside = [created, *add_statement, *search_statement].iter().any(|s| s.byte_range().contains(&n.start_byte()));
             other_use |= !inside;
         }
@@ -63,8 +64,8 @@ pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
         [q] => (*q, module.text_of(module.keyword(search, "k")?).to_string()),
         _ => return None,
     };
-    let search_assignment = search.parent().filter(|p| p.kind() == "assignment")?;
-    let results = search_assignment.child_by_field_name("left").filter(|l| matches!(l.kind(), "pattern_list" | "tuple_pattern"))?;
+    let search_assignment = search.parent().filter(|p| p.kind_name() == "assignment")?;
+    let results = search_assignment.field("left").filter(|l| matches!(l.kind_name(), "pattern_list" | "tuple_pattern"))?;
     let result_names: Vec<&str> = {
         let mut c = results.walk();
         results.named_children(&mut c).map(|n| module.text_of(n)).collect()

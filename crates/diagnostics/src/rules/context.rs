@@ -4,6 +4,7 @@
 //! draws a plot. Read from the function's own text and name and those of the
 //! classes holding it, which the cache key of a function covers.
 
+use gpulens_syntax::NodeExt;
 use gpulens_syntax::{preorder, Node};
 
 use crate::{Context, Module};
@@ -26,8 +27,8 @@ pub(crate) fn function_of<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Nod
 fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Vec<&'t str> {
     let mut names = Vec::new();
     for n in cx.module.ancestors(node) {
-        if matches!(n.kind(), "function_definition" | "class_definition") {
-            if let Some(name) = n.child_by_field_name("name") {
+        if matches!(n.kind_name(), "function_definition" | "class_definition") {
+            if let Some(name) = n.field("name") {
                 names.push(cx.module.text_of(name));
             }
         }
@@ -108,8 +109,8 @@ pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> 
         if !may_plot {
             return false;
         }
-        preorder(function).filter(|n| n.kind() == "call").any(|call| {
-            let Some(callee) = call.child_by_field_name("function") else { return false };
+        preorder(function).filter(|n| n.kind_name() == "call").any(|call| {
+            let Some(callee) = call.field("function") else { return false };
             if let Some(name) = module.qualified_name(callee) {
                 return PLOTTING.iter().any(|p| crate::semantic::within(&name, p));
             }
@@ -138,13 +139,13 @@ fn small_structure_named<'t>(cx: &Context<'_, 't>, node: Node<'t>, operand: &str
     let module = cx.module;
     let mut results: Vec<&str> = Vec::new();
     // What the call's result is assigned to: `x = f(...)`, `a, b = f(...)`.
-    if let Some(parent) = module.parent(node).filter(|p| p.kind() == "assignment") {
-        if let Some(left) = parent.child_by_field_name("left") {
-            if left.kind() == "identifier" {
+    if let Some(parent) = module.parent(node).filter(|p| p.kind_name() == "assignment") {
+        if let Some(left) = parent.field("left") {
+            if left.kind_name() == "identifier" {
                 results.push(module.text_of(left));
-            } else if matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+            } else if matches!(left.kind_name(), "pattern_list" | "tuple_pattern") {
                 let mut cursor = left.walk();
-                results.extend(left.named_children(&mut cursor).filter(|n| n.kind() == "identifier").map(|n| module.text_of(n)));
+                results.extend(left.named_children(&mut cursor).filter(|n| n.kind_name() == "identifier").map(|n| module.text_of(n)));
             }
         }
     }
@@ -209,13 +210,13 @@ fn small_shape_check(text: &str, operand: &str) -> bool {
 pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
     let module = cx.module;
     let Some(parent) = module.parent(call) else { return false };
-    if parent.kind() == "return_statement" {
+    if parent.kind_name() == "return_statement" {
         return true;
     }
-    if parent.kind() != "assignment" || parent.child_by_field_name("right") != Some(call) {
+    if parent.kind_name() != "assignment" || parent.field("right") != Some(call) {
         return false;
     }
-    let Some(left) = parent.child_by_field_name("left").filter(|l| matches!(l.kind(), "identifier" | "attribute")) else {
+    let Some(left) = parent.field("left").filter(|l| matches!(l.kind_name(), "identifier" | "attribute")) else {
         return false;
     };
     let Some(function) = function_of(cx.module, call) else { return false };
@@ -223,13 +224,13 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
     let mut methods = Vec::new();
     let mut other_use = false;
     for n in preorder(function) {
-        if n.kind() != left.kind() || n.id() == left.id() || module.text_of(n) != target {
+        if n.kind_name() != left.kind_name() || n.id() == left.id() || module.text_of(n) != target {
             continue;
         }
         let method = module
             .parent(n)
-            .filter(|p| p.kind() == "attribute" && p.child_by_field_name("object") == Some(n))
-            .and_then(|p| p.child_by_field_name("attribute"))
+            .filter(|p| p.kind_name() == "attribute" && p.field("object") == Some(n))
+            .and_then(|p| p.field("attribute"))
             .map(|a| module.text_of(a));
         match method {
             Some(m) => methods.push(m),
@@ -241,7 +242,7 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
     if loaded {
         return !worked;
     }
-    left.kind() == "attribute" && target.starts_with("self.") && methods.is_empty() && !other_use
+    left.kind_name() == "attribute" && target.starts_with("self.") && methods.is_empty() && !other_use
 }
 
 /// `node` sits in a function that Numba compiles for the CPU (`@njit`,
@@ -251,7 +252,7 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
 pub(crate) fn in_cpu_jit<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     let module = cx.module;
     for n in module.ancestors(node) {
-        if n.kind() == "decorated_definition" && n.child_by_field_name("definition").is_some_and(|d| d.kind() == "function_definition") {
+        if n.kind_name() == "decorated_definition" && n.field("definition").is_some_and(|d| d.kind_name() == "function_definition") {
             let jit = module.decorators(n).iter().any(|(decorator, name)| {
                 // Numba's, or a project's wrapper of it (`from ._numba import jit`).
                 let text = module.text_of(*decorator).trim_start_matches('@');
@@ -274,11 +275,11 @@ pub(crate) fn in_cpu_jit<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
 /// functions Numba can compile.
 pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: Node<'t>) -> bool {
     let module = cx.module;
-    match expr.kind() {
+    match expr.kind_name() {
         "lambda" => true,
         // `self.distance` where the class defines `def distance(...)`.
         "attribute" => {
-            let (Some(object), Some(attribute)) = (expr.child_by_field_name("object"), expr.child_by_field_name("attribute")) else {
+            let (Some(object), Some(attribute)) = (expr.field("object"), expr.field("attribute")) else {
                 return false;
             };
             matches!(module.text_of(object), "self" | "cls") && defines_method(module, node, module.text_of(attribute))
@@ -307,9 +308,9 @@ pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: No
 /// method's indentation, so a method the pre-scan left out counts too.
 fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
     let Some(method) = function_of(module, node) else { return false };
-    let method = module.parent(method).filter(|p| p.kind() == "decorated_definition").unwrap_or(method);
-    let Some(class) = module.parent(method).filter(|b| b.kind() == "block").and_then(|b| module.parent(b)) else { return false };
-    if class.kind() != "class_definition" {
+    let method = module.parent(method).filter(|p| p.kind_name() == "decorated_definition").unwrap_or(method);
+    let Some(class) = module.parent(method).filter(|b| b.kind_name() == "block").and_then(|b| module.parent(b)) else { return false };
+    if class.kind_name() != "class_definition" {
         return false;
     }
     let class_column = class.start_position().column;
@@ -349,10 +350,10 @@ fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
 
 /// Any argument of `call` (positional or by keyword) is a Python function.
 pub(crate) fn takes_python_callable<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
-    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let Some(args) = call.field("arguments") else { return false };
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).any(|a| {
-        let a = if a.kind() == "keyword_argument" { a.child_by_field_name("value") } else { Some(a) };
+        let a = if a.kind_name() == "keyword_argument" { a.field("value") } else { Some(a) };
         a.is_some_and(|a| python_callable(cx, call, a))
     });
     found
@@ -372,8 +373,8 @@ pub(crate) fn result_to_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool
         return true;
     }
     // `u = np.unique(y)`, then `for c in u` / `sorted(u)` / `range(len(u))`.
-    let Some(parent) = module.parent(call).filter(|p| p.kind() == "assignment") else { return false };
-    let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
+    let Some(parent) = module.parent(call).filter(|p| p.kind_name() == "assignment") else { return false };
+    let Some(left) = parent.field("left").filter(|l| l.kind_name() == "identifier") else { return false };
     let Some(function) = function_of(cx.module, call) else { return false };
     let name = module.text_of(left);
     later_uses(module, function, name, call).any(|n| consumed_by_python(module, n))
@@ -389,20 +390,20 @@ fn later_uses<'a>(module: &crate::Module<'_>, function: Node<'a>, name: &str, ca
         .filter(|r| r.start > call.start_byte() && &module.text[(*r).clone()] == name)
         .cloned()
         .collect();
-    at.into_iter().filter_map(move |r| function.descendant_for_byte_range(r.start, r.end).filter(|n| n.kind() == "identifier"))
+    at.into_iter().filter_map(move |r| function.descendant_for_byte_range(r.start, r.end).filter(|n| n.kind_name() == "identifier"))
 }
 
 fn consumed_by_python<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
     let Some(parent) = module.parent(expr) else { return false };
-    match parent.kind() {
-        "for_statement" | "for_in_clause" => parent.child_by_field_name("right") == Some(expr),
+    match parent.kind_name() {
+        "for_statement" | "for_in_clause" => parent.field("right") == Some(expr),
         "attribute" => {
-            parent.child_by_field_name("object") == Some(expr)
-                && parent.child_by_field_name("attribute").is_some_and(|a| module.text_of(a) == "tolist")
+            parent.field("object") == Some(expr)
+                && parent.field("attribute").is_some_and(|a| module.text_of(a) == "tolist")
         }
         "argument_list" => {
-            let Some(call) = module.parent(parent).filter(|c| c.kind() == "call") else { return false };
-            let callee = call.child_by_field_name("function").map_or("", |f| module.text_of(f));
+            let Some(call) = module.parent(parent).filter(|c| c.kind_name() == "call") else { return false };
+            let callee = call.field("function").map_or("", |f| module.text_of(f));
             if TO_PYTHON.contains(&callee) {
                 return true;
             }
@@ -410,9 +411,9 @@ fn consumed_by_python<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
             callee == "len"
                 && module
                     .parent(call)
-                    .filter(|p| p.kind() == "argument_list")
+                    .filter(|p| p.kind_name() == "argument_list")
                     .and_then(|p| module.parent(p))
-                    .and_then(|c| c.child_by_field_name("function"))
+                    .and_then(|c| c.field("function"))
                     .is_some_and(|f| module.text_of(f) == "range")
         }
         _ => false,
@@ -435,24 +436,24 @@ pub(crate) fn groups_in_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool
     }
     let python_use = |grouped: Node<'_>| {
         let Some(parent) = module.parent(grouped) else { return false };
-        if matches!(parent.kind(), "for_statement" | "for_in_clause") && parent.child_by_field_name("right") == Some(grouped) {
+        if matches!(parent.kind_name(), "for_statement" | "for_in_clause") && parent.field("right") == Some(grouped) {
             return true;
         }
-        if parent.kind() != "attribute" || parent.child_by_field_name("object") != Some(grouped) {
+        if parent.kind_name() != "attribute" || parent.field("object") != Some(grouped) {
             return false;
         }
-        let method = parent.child_by_field_name("attribute").map_or("", |a| module.text_of(a));
+        let method = parent.field("attribute").map_or("", |a| module.text_of(a));
         if matches!(method, "groups" | "indices" | "get_group") {
             return true;
         }
         PER_GROUP.contains(&method)
-            && module.parent(parent).filter(|c| c.kind() == "call").is_some_and(|c| takes_python_callable(cx, c))
+            && module.parent(parent).filter(|c| c.kind_name() == "call").is_some_and(|c| takes_python_callable(cx, c))
     };
     if python_use(call) {
         return true;
     }
-    let Some(parent) = module.parent(call).filter(|p| p.kind() == "assignment") else { return false };
-    let Some(left) = parent.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return false };
+    let Some(parent) = module.parent(call).filter(|p| p.kind_name() == "assignment") else { return false };
+    let Some(left) = parent.field("left").filter(|l| l.kind_name() == "identifier") else { return false };
     let Some(function) = function_of(cx.module, call) else { return false };
     let name = module.text_of(left);
     later_uses(module, function, name, call).any(python_use)
@@ -463,17 +464,17 @@ pub(crate) fn groups_in_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool
 fn base_array<'a>(expr: Node<'a>, module: &crate::Module<'_>) -> Node<'a> {
     let mut current = expr;
     for _ in 0..8 {
-        let next = match current.kind() {
-            "subscript" => current.child_by_field_name("value"),
+        let next = match current.kind_name() {
+            "subscript" => current.field("value"),
             "attribute" => current
-                .child_by_field_name("attribute")
+                .field("attribute")
                 .filter(|a| matches!(module.text_of(*a), "T" | "real" | "imag"))
-                .and_then(|_| current.child_by_field_name("object")),
+                .and_then(|_| current.field("object")),
             "call" => current
-                .child_by_field_name("function")
-                .filter(|f| f.kind() == "attribute")
-                .filter(|f| f.child_by_field_name("attribute").is_some_and(|a| matches!(module.text_of(a), "copy" | "astype" | "ravel")))
-                .and_then(|f| f.child_by_field_name("object")),
+                .field("function")
+                .filter(|f| f.kind_name() == "attribute")
+                .filter(|f| f.field("attribute").is_some_and(|a| matches!(module.text_of(a), "copy" | "astype" | "ravel")))
+                .and_then(|f| f.field("object")),
             _ => None,
         };
         match next {
@@ -512,7 +513,7 @@ pub(crate) fn small_matrix<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usiz
     if base.id() != expr.id() && small_structure(cx, node, base) {
         return true;
     }
-    if base.kind() != "identifier" {
+    if base.kind_name() != "identifier" {
         return false;
     }
     let defined = module.defining_text(base, scope);
@@ -540,29 +541,29 @@ pub(crate) fn small_matrix<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usiz
 pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usize) -> bool {
     let module = cx.module;
     let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
-    let Some(args) = call.child_by_field_name("arguments") else { return false };
+    let Some(args) = call.field("arguments") else { return false };
     for n in module.ancestors(call) {
-        if matches!(n.kind(), "function_definition" | "class_definition") {
+        if matches!(n.kind_name(), "function_definition" | "class_definition") {
             break;
         }
-        if n.kind() != "for_statement" {
+        if n.kind_name() != "for_statement" {
             continue;
         }
-        let Some(body) = n.child_by_field_name("body") else { continue };
+        let Some(body) = n.field("body") else { continue };
         // (array, index) of the element writes in the loop.
         let mut written: Vec<(String, String)> = Vec::new();
-        for w in preorder(body).filter(|w| matches!(w.kind(), "assignment" | "augmented_assignment")) {
-            let Some(left) = w.child_by_field_name("left").filter(|l| l.kind() == "subscript") else { continue };
-            let (Some(array), Some(index)) = (left.child_by_field_name("value"), left.child_by_field_name("subscript")) else { continue };
+        for w in preorder(body).filter(|w| matches!(w.kind_name(), "assignment" | "augmented_assignment")) {
+            let Some(left) = w.field("left").filter(|l| l.kind_name() == "subscript") else { continue };
+            let (Some(array), Some(index)) = (left.field("value"), left.field("subscript")) else { continue };
             written.push((compact(array), compact(index)));
         }
         if written.is_empty() {
             continue;
         }
         let earlier = |array: &str, index: &str| written.iter().any(|(a, _)| a == array) && !written.iter().any(|(a, i)| a == array && i == index);
-        let reads_earlier = preorder(args).any(|a| match a.kind() {
+        let reads_earlier = preorder(args).any(|a| match a.kind_name() {
             "subscript" => {
-                let (Some(array), Some(index)) = (a.child_by_field_name("value"), a.child_by_field_name("subscript")) else { return false };
+                let (Some(array), Some(index)) = (a.field("value"), a.field("subscript")) else { return false };
                 earlier(&compact(array), &compact(index))
             }
             // `prior = out[h - 2]`, then the call reads `prior`.
@@ -571,7 +572,7 @@ pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usi
                 // (`points[unvisited]` while the loop sets `unvisited[k] = False`):
                 // each pass reads what the passes before it decided.
                 let name = module.text_of(a);
-                let whole = !module.parent(a).is_some_and(|p| p.kind() == "subscript" && p.child_by_field_name("value") == Some(a));
+                let whole = !module.parent(a).is_some_and(|p| p.kind_name() == "subscript" && p.field("value") == Some(a));
                 if whole && written.iter().any(|(array, _)| array == name) {
                     return true;
                 }
@@ -595,7 +596,7 @@ pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usi
 /// is decided where the data lives, by its callers, not in the formula.
 pub(crate) fn in_conversion<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     let Some(function) = function_of(cx.module, node) else { return false };
-    let Some(name) = function.child_by_field_name("name") else { return false };
+    let Some(name) = function.field("name") else { return false };
     let words = words(cx.module.text_of(name));
     words.len() >= 3 && words[1..words.len() - 1].iter().any(|w| w == "to")
 }
@@ -610,15 +611,15 @@ pub(crate) fn in_scalar_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bo
     let scalar = |ty: Option<Node<'_>>| {
         ty.is_some_and(|t| matches!(module.text_of(t).trim(), "int" | "float" | "bool" | "complex"))
     };
-    if !scalar(function.child_by_field_name("return_type")) {
+    if !scalar(function.field("return_type")) {
         return false;
     }
-    let Some(parameters) = function.child_by_field_name("parameters") else { return false };
+    let Some(parameters) = function.field("parameters") else { return false };
     let mut cursor = parameters.walk();
-    let all: Vec<Node<'_>> = parameters.named_children(&mut cursor).filter(|p| p.kind() != "comment").collect();
+    let all: Vec<Node<'_>> = parameters.named_children(&mut cursor).filter(|p| p.kind_name() != "comment").collect();
     !all.is_empty()
-        && all.iter().all(|p| match p.kind() {
-            "typed_parameter" | "typed_default_parameter" => scalar(p.child_by_field_name("type")),
+        && all.iter().all(|p| match p.kind_name() {
+            "typed_parameter" | "typed_default_parameter" => scalar(p.field("type")),
             _ => false,
         })
 }

@@ -1,5 +1,6 @@
 //! CUDF001 (readers), CUDF002 (DataFrame work) and CUDF003 (row loops).
 
+use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, ApiMapping, Library, Support};
 use super::{finding, install, is_small, library, loop_phrase, size_phrase, Call};
 use crate::semantic::{CallSite, Value};
@@ -40,10 +41,10 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
 /// `df.groupby(...)`, `df.iterrows()`: methods on a value known to be a DataFrame or Series.
 pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
-    let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else {
+    let Some(function) = site.node.field("function").filter(|f| f.kind_name() == "attribute") else {
         return;
     };
-    let (Some(object), Some(method)) = (function.child_by_field_name("object"), function.child_by_field_name("attribute"))
+    let (Some(object), Some(method)) = (function.field("object"), function.field("attribute"))
     else {
         return;
     };
@@ -138,7 +139,7 @@ fn bundled_file(call: &Call<'_, '_>) -> bool {
         return true;
     }
     gpulens_syntax::preorder(path)
-        .filter(|n| n.kind() == "identifier")
+        .filter(|n| n.kind_name() == "identifier")
         .any(|n| module.defining_text(n, call.site.scope).contains("__file__"))
 }
 
@@ -164,8 +165,8 @@ fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
     let module = cx.module;
     let Some(function) = super::context::function_of(module, node) else { return false };
     module.answer_once(function, "names a web address", || gpulens_syntax::preorder(function).any(|n| {
-        n.kind() == "string"
-            && !module.parent(n).is_some_and(|p| p.kind() == "expression_statement")
+        n.kind_name() == "string"
+            && !module.parent(n).is_some_and(|p| p.kind_name() == "expression_statement")
             && {
                 let text = module.text_of(n);
                 text.contains("http://") || text.contains("https://") || text.contains("ftp://")

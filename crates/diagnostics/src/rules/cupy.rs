@@ -7,6 +7,7 @@
 //! random generation on the device), or when its function runs a chain of
 //! array operations, so the data can stay on the GPU between them.
 
+use gpulens_syntax::NodeExt;
 use std::collections::HashMap;
 
 use gpulens_knowledge::{ApiKind, Support};
@@ -79,8 +80,8 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     match call.name.as_str() {
         "numpy.dot" | "numpy.inner" | "numpy.vdot" => compact(a) == compact(b),
         "numpy.kron" => [a, b].iter().any(|x| {
-            x.kind() == "call"
-                && x.child_by_field_name("function").and_then(|f| module.qualified_name(f)).as_deref() == Some("numpy.ones")
+            x.kind_name() == "call"
+                && x.field("function").and_then(|f| module.qualified_name(f)).as_deref() == Some("numpy.ones")
         }),
         _ => false,
     }
@@ -110,9 +111,9 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     {
         return true;
     }
-    let Some(args) = node.child_by_field_name("arguments") else { return false };
+    let Some(args) = node.field("arguments") else { return false };
     let mut cursor = args.walk();
-    let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect();
+    let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind_name(), "keyword_argument" | "comment")).collect();
     positional.into_iter().any(|arg| {
         determinant_taken(call, arg)
             || context::small_structure(cx, node, arg)
@@ -156,7 +157,7 @@ pub(super) fn chains<'t>(module: &Module<'t>, in_scope: &HashMap<usize, Vec<Node
 fn statement_of<'t>(module: &Module<'t>, node: Node<'t>) -> Node<'t> {
     let mut current = node;
     while let Some(parent) = module.parent(current) {
-        if matches!(parent.kind(), "block" | "module") {
+        if matches!(parent.kind_name(), "block" | "module") {
             return current;
         }
         current = parent;
@@ -171,22 +172,22 @@ fn exclusive<'t>(module: &Module<'t>, a: Node<'t>, b: Node<'t>) -> bool {
     let mut branches: Vec<(usize, usize)> = Vec::new();
     let mut current = a;
     while let Some(parent) = module.parent(current) {
-        if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(current) {
+        if parent.kind_name() == "if_statement" && parent.field("condition") != Some(current) {
             branches.push((parent.id(), current.id()));
         }
-        if matches!(parent.kind(), "function_definition" | "class_definition") {
+        if matches!(parent.kind_name(), "function_definition" | "class_definition") {
             break;
         }
         current = parent;
     }
     let mut current = b;
     while let Some(parent) = module.parent(current) {
-        if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(current) {
+        if parent.kind_name() == "if_statement" && parent.field("condition") != Some(current) {
             if branches.iter().any(|(i, branch)| *i == parent.id() && *branch != current.id()) {
                 return true;
             }
         }
-        if matches!(parent.kind(), "function_definition" | "class_definition") {
+        if matches!(parent.kind_name(), "function_definition" | "class_definition") {
             break;
         }
         current = parent;
@@ -204,7 +205,7 @@ fn determinant_taken(call: &Call<'_, '_>, arg: gpulens_syntax::Node<'_>) -> bool
         return false;
     }
     let text = module.text_of(arg);
-    gpulens_syntax::preorder(function).filter(|c| c.kind() == "call" && c.id() != call.site.node.id()).any(|c| {
+    gpulens_syntax::preorder(function).filter(|c| c.kind_name() == "call" && c.id() != call.site.node.id()).any(|c| {
         module.argument(c, "a", 0).is_some_and(|a| module.text_of(a) == text)
             && module
                 .resolve_call_in(c, call.site.scope)
@@ -222,11 +223,11 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
     if module.keyword(node, "axis").is_some() || crate::semantic::is_reduction(&call.name) {
         return false;
     }
-    let Some(parent) = module.parent(node).filter(|p| p.kind() == "assignment" && p.child_by_field_name("right") == Some(node)) else {
+    let Some(parent) = module.parent(node).filter(|p| p.kind_name() == "assignment" && p.field("right") == Some(node)) else {
         return false;
     };
-    let Some(target) = parent.child_by_field_name("left").filter(|l| l.kind() == "subscript") else { return false };
-    let Some(array) = target.child_by_field_name("value") else { return false };
+    let Some(target) = parent.field("left").filter(|l| l.kind_name() == "subscript") else { return false };
+    let Some(array) = target.field("value") else { return false };
     matches!(module.value(array, call.site.scope), Value::Array(Some(_)) if call.is_small(module.value(array, call.site.scope)))
 }
 
@@ -305,38 +306,38 @@ fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<&'t str> {
     let mut current = node.parent();
     let the_loop = loop {
         let n = current?;
-        match n.kind() {
+        match n.kind_name() {
             "for_statement" | "while_statement" => break n,
             "function_definition" | "lambda" | "class_definition" => return None,
             _ => current = n.parent(),
         }
     };
-    let args = node.child_by_field_name("arguments")?;
+    let args = node.field("arguments")?;
     let bound_in_loop = |name: &str| {
-        let target = |t: Node<'_>| gpulens_syntax::preorder(t).any(|i| i.kind() == "identifier" && module.text_of(i) == name);
-        (the_loop.kind() == "for_statement" && the_loop.child_by_field_name("left").is_some_and(target))
+        let target = |t: Node<'_>| gpulens_syntax::preorder(t).any(|i| i.kind_name() == "identifier" && module.text_of(i) == name);
+        (the_loop.kind_name() == "for_statement" && the_loop.field("left").is_some_and(target))
             || gpulens_syntax::preorder(the_loop).any(|n| {
-                matches!(n.kind(), "assignment" | "augmented_assignment")
-                    && n.child_by_field_name("left").is_some_and(|l| l.kind() != "subscript" && target(l))
+                matches!(n.kind_name(), "assignment" | "augmented_assignment")
+                    && n.field("left").is_some_and(|l| l.kind_name() != "subscript" && target(l))
             })
     };
     let found = gpulens_syntax::preorder(args).find(|n| {
-        n.kind() == "subscript"
-            && n.child_by_field_name("value").is_some_and(|v| v.kind() == "identifier")
+        n.kind_name() == "subscript"
+            && n.field("value").is_some_and(|v| v.kind_name() == "identifier")
             // A whole axis (`k[:, mask]`): a window (`x[lo:hi]`) moving with
             // the loop is a small piece each pass.
             && {
                 let mut cursor = n.walk();
                 let whole_axis = n.children_by_field_name("subscript", &mut cursor).any(|i| {
-                    i.kind() == "slice" && module.text_of(i).chars().all(|c| c == ':' || c.is_whitespace())
+                    i.kind_name() == "slice" && module.text_of(i).chars().all(|c| c == ':' || c.is_whitespace())
                 });
                 whole_axis
             }
             && {
-                let v = n.child_by_field_name("value").expect("checked");
+                let v = n.field("value").expect("checked");
                 let name = module.text_of(v);
                 !bound_in_loop(name) && !matches!(module.value(v, call.site.scope), crate::semantic::Value::Scalar | crate::semantic::Value::Int(_))
             }
     })?;
-    found.child_by_field_name("value").map(|v| module.text_of(v))
+    found.field("value").map(|v| module.text_of(v))
 }

@@ -4,6 +4,7 @@
 //! nothing, float64 creeping into float32 kernels, NumPy on GPU data, Python
 //! UDFs in cuDF, and APIs that were removed or moved.
 
+use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::finding;
@@ -16,7 +17,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         return;
     }
     for site in &module.calls {
-        let name = site.node.child_by_field_name("function").and_then(|f| module.qualified_name(f));
+        let name = site.node.field("function").and_then(|f| module.qualified_name(f));
         transfers_and_syncs(cx, site, name.as_deref(), out);
         numpy_on_device(cx, site, name.as_deref(), out);
         cudf_udf(cx, site, out);
@@ -67,26 +68,26 @@ fn float64_on_slow_fp64(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         )
     };
     for site in &module.calls {
-        let Some(name) = site.node.child_by_field_name("function").and_then(|f| module.qualified_name(f)) else { continue };
+        let Some(name) = site.node.field("function").and_then(|f| module.qualified_name(f)) else { continue };
         let matrix = matches!(name.as_str(), "cupy.matmul" | "cupy.dot" | "cupy.tensordot" | "cupy.einsum" | "cupy.inner" | "cupy.outer")
             || name.starts_with("cupy.linalg.")
             || name.starts_with("cupy.fft.");
         if !matrix || !module.any_arg_on_device(site.node, site.scope) {
             continue;
         }
-        let args = site.node.child_by_field_name("arguments");
+        let args = site.node.field("arguments");
         let any_single = args.is_some_and(|a| {
             let mut cursor = a.walk();
             let found = a.named_children(&mut cursor).any(|arg| single(arg, site.scope));
             found
         });
         if !any_single {
-            let callee = module.text_of(site.node.child_by_field_name("function").unwrap());
+            let callee = module.text_of(site.node.field("function").unwrap());
             out.push(finding(site.node, "GPU010", message(&format!("`{callee}`"))));
         }
     }
     for &(node, scope) in &module.matmuls {
-        let (Some(l), Some(r)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else { continue };
+        let (Some(l), Some(r)) = (node.field("left"), node.field("right")) else { continue };
         let on_device = [l, r].iter().any(|o| matches!(module.value(*o, scope), Value::Device(_)));
         if on_device && !single(l, scope) && !single(r, scope) {
             out.push(finding(node, "GPU010", message("This matrix product")));
@@ -113,7 +114,7 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
                         "`{}` copies `{}` from host memory to the GPU in every iteration of the loop, though it does \
                          not change inside the loop. Copy it once before the loop and reuse the GPU copy: transfers \
                          over PCIe are the slowest step of GPU code.",
-                        module.text_of(site.node.child_by_field_name("function").unwrap()),
+                        module.text_of(site.node.field("function").unwrap()),
                         module.text_of(arg)
                     ),
                 )));
@@ -136,11 +137,11 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
         }
         _ => {}
     }
-    let Some(function) = site.node.child_by_field_name("function") else { return };
+    let Some(function) = site.node.field("function") else { return };
     // Methods and builtins that pull a GPU value to the host.
-    if function.kind() == "attribute" {
-        let method = function.child_by_field_name("attribute").map_or("", |m| module.text_of(m));
-        let Some(object) = function.child_by_field_name("object") else { return };
+    if function.kind_name() == "attribute" {
+        let method = function.field("attribute").map_or("", |m| module.text_of(m));
+        let Some(object) = function.field("object") else { return };
         let on_device = matches!(module.value(object, site.scope), Value::Device(_));
         let what = match method {
             "get" if on_device => "`.get()` copies the array back to the host",
@@ -153,7 +154,7 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
             _ => return,
         };
         push_sync(site.node, what, method == "copy_to_host", out);
-    } else if function.kind() == "identifier" && matches!(module.text_of(function), "float" | "int" | "bool") {
+    } else if function.kind_name() == "identifier" && matches!(module.text_of(function), "float" | "int" | "bool") {
         if module.first_positional(site.node).is_some_and(|a| matches!(module.value(a, site.scope), Value::Device(_))) {
             push_sync(site.node, "converting a GPU value to a Python number copies it back to the host", false, out);
         }
@@ -183,7 +184,7 @@ fn push_sync(node: Node<'_>, what: &str, numba: bool, out: &mut Vec<Finding>) {
 /// Whether `arg` is the same in every iteration: a plain name that the loops
 /// around the call neither iterate over nor assign.
 fn is_loop_invariant(module: &Module<'_>, site: &CallSite<'_>, arg: Node<'_>) -> bool {
-    if arg.kind() != "identifier" {
+    if arg.kind_name() != "identifier" {
         return false;
     }
     let name = module.text_of(arg);
@@ -191,14 +192,14 @@ fn is_loop_invariant(module: &Module<'_>, site: &CallSite<'_>, arg: Node<'_>) ->
     // Climb to each enclosing loop (bounded: statements nest shallowly).
     for _ in 0..64 {
         let Some(parent) = module.parent(node) else { return true };
-        if matches!(parent.kind(), "function_definition" | "lambda" | "module") {
+        if matches!(parent.kind_name(), "function_definition" | "lambda" | "module") {
             return true;
         }
-        if matches!(parent.kind(), "for_statement" | "while_statement") {
-            if parent.child_by_field_name("left").is_some_and(|l| mentions_name(module, l, name)) {
+        if matches!(parent.kind_name(), "for_statement" | "while_statement") {
+            if parent.field("left").is_some_and(|l| mentions_name(module, l, name)) {
                 return false;
             }
-            if let Some(body) = parent.child_by_field_name("body") {
+            if let Some(body) = parent.field("body") {
                 if assigns(module, body, name) {
                     return false;
                 }
@@ -210,13 +211,13 @@ fn is_loop_invariant(module: &Module<'_>, site: &CallSite<'_>, arg: Node<'_>) ->
 }
 
 fn mentions_name(module: &Module<'_>, node: Node<'_>, name: &str) -> bool {
-    descendants(node, |n| n.kind() == "identifier" && module.text_of(n) == name)
+    descendants(node, |n| n.kind_name() == "identifier" && module.text_of(n) == name)
 }
 
 fn assigns(module: &Module<'_>, body: Node<'_>, name: &str) -> bool {
     descendants(body, |n| {
-        matches!(n.kind(), "assignment" | "augmented_assignment")
-            && n.child_by_field_name("left").is_some_and(|l| mentions_name(module, l, name))
+        matches!(n.kind_name(), "assignment" | "augmented_assignment")
+            && n.field("left").is_some_and(|l| mentions_name(module, l, name))
     })
 }
 
@@ -232,7 +233,7 @@ fn numpy_on_device(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>
     if !module.any_arg_on_device(site.node, site.scope) {
         return;
     }
-    let callee = module.text_of(site.node.child_by_field_name("function").unwrap());
+    let callee = module.text_of(site.node.field("function").unwrap());
     let gpu = name.replacen("numpy.", "cp.", 1);
     let message = if matches!(name, "numpy.asarray" | "numpy.array" | "numpy.asanyarray" | "numpy.ascontiguousarray") {
         format!(
@@ -252,17 +253,17 @@ fn numpy_on_device(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>
 /// GPU008: Python functions applied row by row to a cuDF frame.
 fn cudf_udf(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
-    let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else { return };
-    let method = function.child_by_field_name("attribute").map_or("", |m| module.text_of(m));
+    let Some(function) = site.node.field("function").filter(|f| f.kind_name() == "attribute") else { return };
+    let method = function.field("attribute").map_or("", |m| module.text_of(m));
     if !matches!(method, "apply" | "applymap" | "map" | "apply_rows" | "apply_chunks") {
         return;
     }
-    let Some(object) = function.child_by_field_name("object") else { return };
+    let Some(object) = function.field("object") else { return };
     if module.value(object, site.scope) != Value::GpuFrame {
         return;
     }
     let Some(func) = module.first_positional(site.node) else { return };
-    if !matches!(func.kind(), "lambda" | "identifier" | "attribute") {
+    if !matches!(func.kind_name(), "lambda" | "identifier" | "attribute") {
         return;
     }
     out.push(finding(
@@ -281,26 +282,26 @@ fn cudf_udf(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
 fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
     let Some((def, decorator)) = cuda_kernel(module, decorated) else { return };
-    let Some(body) = def.child_by_field_name("body") else { return };
-    let name = def.child_by_field_name("name").map_or("kernel", |n| module.text_of(n));
+    let Some(body) = def.field("body") else { return };
+    let name = def.field("name").map_or("kernel", |n| module.text_of(n));
     // Index variables taken from the grid.
     let mut index_vars: Vec<&str> = Vec::new();
-    for a in gpulens_syntax::preorder(body).filter(|n| n.kind() == "assignment") {
-        let (Some(left), Some(right)) = (a.child_by_field_name("left"), a.child_by_field_name("right")) else { continue };
+    for a in gpulens_syntax::preorder(body).filter(|n| n.kind_name() == "assignment") {
+        let (Some(left), Some(right)) = (a.field("left"), a.field("right")) else { continue };
         let rhs = module.text_of(right);
         if rhs.contains("cuda.grid(") || rhs.contains("threadIdx") || rhs.contains("blockIdx") {
-            index_vars.extend(gpulens_syntax::preorder(left).filter(|n| n.kind() == "identifier").map(|n| module.text_of(n)));
+            index_vars.extend(gpulens_syntax::preorder(left).filter(|n| n.kind_name() == "identifier").map(|n| module.text_of(n)));
         }
     }
     if !index_vars.is_empty() {
         let guarded = descendants(body, |n| {
-            let is_test = matches!(n.kind(), "comparison_operator")
-                || (n.kind() == "call" && n.child_by_field_name("function").is_some_and(|f| matches!(module.text_of(f), "min" | "range")));
+            let is_test = matches!(n.kind_name(), "comparison_operator")
+                || (n.kind_name() == "call" && n.field("function").is_some_and(|f| matches!(module.text_of(f), "min" | "range")));
             is_test && index_vars.iter().any(|v| mentions_name(module, n, v))
         });
         if !guarded {
             out.push(finding(
-                def.child_by_field_name("name").unwrap_or(def),
+                def.field("name").unwrap_or(def),
                 "GPU003",
                 format!(
                     "Kernel `{name}` takes its index from the grid ({}) but never checks it against the array's size. \
@@ -315,10 +316,10 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     }
     // float32 signature + float literals → float64 arithmetic.
     if module.text_of(decorator).contains("float32") {
-        let bare = gpulens_syntax::preorder(body).filter(|n| n.kind() == "float").find(|f| {
+        let bare = gpulens_syntax::preorder(body).filter(|n| n.kind_name() == "float").find(|f| {
             module.parent(*f).and_then(|p| module.parent(p)).is_none_or(|call| {
-                call.kind() != "call"
-                    || !call.child_by_field_name("function").is_some_and(|fun| module.text_of(fun).ends_with("float32"))
+                call.kind_name() != "call"
+                    || !call.field("function").is_some_and(|fun| module.text_of(fun).ends_with("float32"))
             })
         });
         if let Some(literal) = bare {
@@ -340,7 +341,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
 
 /// The function and `@cuda.jit…` decorator of a decorated definition, if it is a Numba CUDA kernel.
 fn cuda_kernel<'t>(module: &Module<'t>, decorated: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
-    let def = decorated.child_by_field_name("definition").filter(|d| d.kind() == "function_definition")?;
+    let def = decorated.field("definition").filter(|d| d.kind_name() == "function_definition")?;
     let (decorator, _) = module
         .decorators(decorated)
         .into_iter()
@@ -358,7 +359,7 @@ fn kernel_names<'t>(module: &Module<'t>) -> Vec<&'t str> {
         .decorated
         .iter()
         .filter_map(|d| cuda_kernel(module, *d))
-        .filter_map(|(def, _)| def.child_by_field_name("name").map(|n| module.text_of(n)))
+        .filter_map(|(def, _)| def.field("name").map(|n| module.text_of(n)))
         .collect()
 }
 
@@ -367,17 +368,17 @@ fn kernel_names<'t>(module: &Module<'t>) -> Vec<&'t str> {
 fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
     let module = cx.module;
     for site in &module.calls {
-        let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "subscript") else {
+        let Some(function) = site.node.field("function").filter(|f| f.kind_name() == "subscript") else {
             continue;
         };
-        let Some(value) = function.child_by_field_name("value") else { continue };
+        let Some(value) = function.field("value") else { continue };
         if !kernels.contains(&module.text_of(value)) {
             continue;
         }
         let mut cursor = function.walk();
         let config: Vec<Node<'_>> = function.children_by_field_name("subscript", &mut cursor).collect();
         let Some(&threads) = config.get(1) else { continue };
-        let dims: Vec<Node<'_>> = if threads.kind() == "tuple" {
+        let dims: Vec<Node<'_>> = if threads.kind_name() == "tuple" {
             threads.named_children(&mut threads.walk()).collect()
         } else {
             vec![threads]
@@ -427,7 +428,7 @@ fn timing(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
     }
     let mut events: Vec<(usize, usize, Event, Node<'_>)> = Vec::new();
     for site in &module.calls {
-        let Some(function) = site.node.child_by_field_name("function") else { continue };
+        let Some(function) = site.node.field("function") else { continue };
         let name = module.qualified_name(function).unwrap_or_default();
         let text = module.text_of(function);
         let event = if matches!(name.as_str(), "time.time" | "time.perf_counter" | "time.monotonic" | "time.perf_counter_ns") {
@@ -441,8 +442,8 @@ fn timing(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
         {
             Event::Sync
         } else if (name.starts_with("cupy.") && !name.starts_with("cupy.cuda"))
-            || (function.kind() == "subscript"
-                && function.child_by_field_name("value").is_some_and(|v| kernels.contains(&module.text_of(v))))
+            || (function.kind_name() == "subscript"
+                && function.field("value").is_some_and(|v| kernels.contains(&module.text_of(v))))
         {
             Event::Work
         } else {

@@ -5,6 +5,7 @@
 //! and Numba (CPU-jitted functions). The message carries the library's status
 //! and, for inactive ones, what to use instead.
 
+use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, Status, Support};
 use gpulens_syntax::Node;
 
@@ -128,15 +129,15 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
         "numpy.fromfile" => {
             let text_mode = module
                 .argument(node, "sep", 3)
-                .is_some_and(|sep| sep.kind() != "string" || !matches!(module.text_of(sep), "\"\"" | "''"));
+                .is_some_and(|sep| sep.kind_name() != "string" || !matches!(module.text_of(sep), "\"\"" | "''"));
             !text_mode && !small_count(module.argument(node, "count", 2))
         }
         "numpy.frombuffer" => {
             let Some(buffer) = module.argument(node, "buffer", 0) else { return false };
-            let read = buffer.kind() == "call"
+            let read = buffer.kind_name() == "call"
                 && buffer
-                    .child_by_field_name("function")
-                    .and_then(|f| f.child_by_field_name("attribute"))
+                    .field("function")
+                    .and_then(|f| f.field("attribute"))
                     .is_some_and(|a| module.text_of(a) == "read");
             read && !small_count(module.argument(buffer, "size", 0)) && !small_count(module.argument(node, "count", 2))
         }
@@ -149,19 +150,19 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
 /// plainly, a header field or a few.
 fn small_default(call: &Call<'_, '_>, expr: Node<'_>) -> Option<u64> {
     let module = call.cx.module;
-    if expr.kind() != "identifier" {
+    if expr.kind_name() != "identifier" {
         return None;
     }
     let name = module.text_of(expr);
     let function = super::context::function_of(module, call.site.node)?;
-    let parameters = function.child_by_field_name("parameters")?;
+    let parameters = function.field("parameters")?;
     let mut cursor = parameters.walk();
     let found = parameters.named_children(&mut cursor).find_map(|p| {
-        if !matches!(p.kind(), "default_parameter" | "typed_default_parameter") {
+        if !matches!(p.kind_name(), "default_parameter" | "typed_default_parameter") {
             return None;
         }
-        let named = p.child_by_field_name("name").is_some_and(|n| module.text_of(n) == name);
-        let value = p.child_by_field_name("value").filter(|v| v.kind() == "integer")?;
+        let named = p.field("name").is_some_and(|n| module.text_of(n) == name);
+        let value = p.field("value").filter(|v| v.kind_name() == "integer")?;
         named.then(|| module.text_of(value).replace('_', "").parse::<u64>().ok()).flatten()
     });
     found

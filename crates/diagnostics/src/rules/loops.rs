@@ -7,6 +7,7 @@
 //! array elements at its own index, reads neighbours only of arrays it does
 //! not write, calls nothing but math, and does no I/O or Python-object work.
 
+use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
@@ -103,7 +104,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                         target.as_deref().is_some_and(|n| n.starts_with("numba.cuda.") || n.starts_with("warp."))
                     })
                 })
-                .filter_map(|d| d.child_by_field_name("definition").map(|f| f.id()))
+                .filter_map(|d| d.field("definition").map(|f| f.id()))
                 .collect()
         })
     };
@@ -274,7 +275,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
 /// A finding on a loop's header (`for i in range(n)`), not its whole body.
 fn finding(node: Node<'_>, code: &'static str, message: String) -> Finding {
     let mut f = super::finding(node, code, message);
-    if let Some(right) = node.child_by_field_name("right") {
+    if let Some(right) = node.field("right") {
         f.range.end = right.end_byte();
     }
     f
@@ -284,22 +285,22 @@ fn finding(node: Node<'_>, code: &'static str, message: String) -> Finding {
 fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
     let module = cx.module;
     let (var, size) = range_loop(cx, site.node, site.scope)?;
-    let body = site.node.child_by_field_name("body")?;
+    let body = site.node.field("body")?;
     let mut shape = Shape { vars: vec![var], sizes: vec![size], ..Shape::default() };
-    let mut statements = body.named_children(&mut body.walk()).filter(|n| n.kind() != "comment").collect::<Vec<_>>();
+    let mut statements = body.named_children(&mut body.walk()).filter(|n| n.kind_name() != "comment").collect::<Vec<_>>();
     if statements.len() == 1 {
         shape.single = statements.first().copied();
     }
     // Fold a perfect nest: `for y …: for x …: body`.
     let mut node_body = body;
-    while statements.len() == 1 && statements[0].kind() == "for_statement" {
+    while statements.len() == 1 && statements[0].kind_name() == "for_statement" {
         let inner = statements[0];
         let Some((v, s)) = range_loop(cx, inner, site.scope) else { break };
         shape.vars.push(v);
         shape.sizes.push(s);
         shape.inner.push(inner.id());
-        node_body = inner.child_by_field_name("body")?;
-        statements = node_body.named_children(&mut node_body.walk()).filter(|n| n.kind() != "comment").collect();
+        node_body = inner.field("body")?;
+        statements = node_body.named_children(&mut node_body.walk()).filter(|n| n.kind_name() != "comment").collect();
         shape.single = (statements.len() == 1).then(|| statements[0]);
     }
     // `for i, x in enumerate(items)`: an element measured, indexed or asked
@@ -307,14 +308,14 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
     // whole row, not one number a thread can take.
     // (Over `zip` of arrays, the element is a tuple of numbers: `w[0]` picks one.)
     if let Some(element) = enumerate_element(module, site.node).filter(|_| !enumerates_zip(cx, site.node, site.scope)) {
-        let object_use = gpulens_syntax::preorder(node_body).filter(|n| n.kind() == "identifier" && module.text_of(*n) == element).any(|n| {
+        let object_use = gpulens_syntax::preorder(node_body).filter(|n| n.kind_name() == "identifier" && module.text_of(*n) == element).any(|n| {
             let Some(parent) = module.parent(n) else { return false };
-            match parent.kind() {
-                "attribute" => parent.child_by_field_name("object") == Some(n),
-                "subscript" => parent.child_by_field_name("value") == Some(n),
+            match parent.kind_name() {
+                "attribute" => parent.field("object") == Some(n),
+                "subscript" => parent.field("value") == Some(n),
                 "argument_list" => module
                     .parent(parent)
-                    .and_then(|c| c.child_by_field_name("function"))
+                    .and_then(|c| c.field("function"))
                     .is_some_and(|f| matches!(module.text_of(f), "len" | "list" | "tuple" | "str" | "sorted" | "set")),
                 _ => false,
             }
@@ -328,14 +329,14 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
     loop {
         let node = cursor.node();
         let mut descend = true;
-        match node.kind() {
+        match node.kind_name() {
             "function_definition" | "class_definition" | "lambda" => block(&mut shape, "defines a function"),
             // Leaving an inner loop early is a thread's own business.
             "break_statement" if inside_inner_loop(node, node_body) => {}
             "return_statement" | "break_statement" | "yield" | "raise_statement" | "try_statement" | "with_statement"
             | "global_statement" | "nonlocal_statement" | "await" | "delete_statement" | "while_statement"
             | "print_statement" | "exec_statement" | "import_statement" | "import_from_statement" => {
-                block(&mut shape, node.kind())
+                block(&mut shape, node.kind_name())
             }
             // A gather of numbers (`[img[p[0], p[1]] for p in points]`): a
             // thread's own small buffer of array elements.
@@ -355,26 +356,26 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                 // Its variables are indices built in the body, and its
                 // passes work entry by entry where it indexes with them.
                 let targets: Vec<&str> = node
-                    .child_by_field_name("left")
-                    .map(|l| gpulens_syntax::preorder(l).filter(|t| t.kind() == "identifier").map(|t| module.text_of(t)).collect())
+                    .field("left")
+                    .map(|l| gpulens_syntax::preorder(l).filter(|t| t.kind_name() == "identifier").map(|t| module.text_of(t)).collect())
                     .unwrap_or_default();
-                if let Some(inner_body) = node.child_by_field_name("body") {
+                if let Some(inner_body) = node.field("body") {
                     shape.inner_loop |= gpulens_syntax::preorder(inner_body).any(|n| {
-                        n.kind() == "subscript"
-                            && n.child_by_field_name("subscript").is_some_and(|i| targets.contains(&module.text_of(i)))
+                        n.kind_name() == "subscript"
+                            && n.field("subscript").is_some_and(|i| targets.contains(&module.text_of(i)))
                     });
                 }
                 shape.locals.extend(targets);
             }
             "call" => {
-                let callee = node.child_by_field_name("function").map_or("", |f| module.text_of(f));
+                let callee = node.field("function").map_or("", |f| module.text_of(f));
                 if !allowed_call(callee) {
                     block(&mut shape, "calls Python functions");
                 }
             }
             "assignment" | "augmented_assignment" => {
-                if let Some(left) = node.child_by_field_name("left") {
-                    match left.kind() {
+                if let Some(left) = node.field("left") {
+                    match left.kind_name() {
                         "subscript" => {
                             if let Some(access) = element(module, left) {
                                 if vector_write(cx, left, site.scope) {
@@ -385,7 +386,7 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                         }
                         // `total += x[i]`; an array updated whole (`vals |= bits << k`,
                         // `v -= step`) is one vectorised operation per pass, not a reduction.
-                        "identifier" if node.kind() == "augmented_assignment" => {
+                        "identifier" if node.kind_name() == "augmented_assignment" => {
                             if !matches!(module.value(left, site.scope), Value::Array(_)) {
                                 shape.reductions.push(module.text_of(left))
                             }
@@ -393,11 +394,11 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                         "identifier" => shape.locals.push(module.text_of(left)),
                         // `values, counts = np.unique(...)`: the arrays a NumPy call returns.
                         "pattern_list" | "tuple_pattern"
-                            if node.child_by_field_name("right").is_some_and(|r| {
-                                r.kind() == "call"
-                                    && r.child_by_field_name("function")
+                            if node.field("right").is_some_and(|r| {
+                                r.kind_name() == "call"
+                                    && r.field("function")
                                         .is_some_and(|f| matches!(module.text_of(f).split('.').next(), Some("np" | "numpy")))
-                            }) && left.named_children(&mut left.walk()).all(|n| n.kind() == "identifier") =>
+                            }) && left.named_children(&mut left.walk()).all(|n| n.kind_name() == "identifier") =>
                         {
                             let names: Vec<&str> = left.named_children(&mut left.walk()).map(|n| module.text_of(n)).collect();
                             shape.locals.extend(names);
@@ -439,14 +440,14 @@ fn block(shape: &mut Shape<'_>, why: &str) {
 /// `for v in range(…)`: the variable and `range`'s arguments. Shared with
 /// the kernel rewrite, which must read the same loops the rule flags.
 pub(crate) fn range_header<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<(&'t str, Vec<Node<'t>>)> {
-    let left = node.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
-    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
-    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("range") {
+    let left = node.field("left").filter(|l| l.kind_name() == "identifier")?;
+    let right = node.field("right").filter(|r| r.kind_name() == "call")?;
+    if right.field("function").map(|f| module.text_of(f)) != Some("range") {
         return None;
     }
-    let args = right.child_by_field_name("arguments")?;
+    let args = right.field("arguments")?;
     let mut cursor = args.walk();
-    let args = args.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+    let args = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
     Some((module.text_of(left), args))
 }
 
@@ -472,20 +473,20 @@ fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<
 /// array's length, when known.
 fn enumerate_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
     let module = cx.module;
-    let left = node.child_by_field_name("left").filter(|l| matches!(l.kind(), "pattern_list" | "tuple_pattern"))?;
+    let left = node.field("left").filter(|l| matches!(l.kind_name(), "pattern_list" | "tuple_pattern"))?;
     let names: Vec<Node<'t>> = left.named_children(&mut left.walk()).collect();
     let [index, element] = names.as_slice() else { return None };
-    if index.kind() != "identifier" || element.kind() != "identifier" {
+    if index.kind_name() != "identifier" || element.kind_name() != "identifier" {
         return None;
     }
-    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
-    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("enumerate") {
+    let right = node.field("right").filter(|r| r.kind_name() == "call")?;
+    if right.field("function").map(|f| module.text_of(f)) != Some("enumerate") {
         return None;
     }
-    let args = right.child_by_field_name("arguments")?;
-    let args: Vec<Node<'t>> = args.named_children(&mut args.walk()).filter(|n| n.kind() != "comment").collect();
+    let args = right.field("arguments")?;
+    let args: Vec<Node<'t>> = args.named_children(&mut args.walk()).filter(|n| n.kind_name() != "comment").collect();
     let [iterable] = args.as_slice() else { return None };
-    if !matches!(iterable.kind(), "identifier" | "attribute" | "subscript") {
+    if !matches!(iterable.kind_name(), "identifier" | "attribute" | "subscript") {
         return None;
     }
     if enumerates_zip(cx, node, scope) {
@@ -503,17 +504,17 @@ fn enumerate_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Opt
 fn feeds_on_enclosing<'t>(cx: &Context<'_, 't>, node: Node<'t>, shape: &Shape<'_>) -> bool {
     let module = cx.module;
     for n in module.ancestors(node) {
-        if matches!(n.kind(), "function_definition" | "class_definition") {
+        if matches!(n.kind_name(), "function_definition" | "class_definition") {
             return false;
         }
-        if n.kind() != "for_statement" {
+        if n.kind_name() != "for_statement" {
             continue;
         }
-        let Some(body) = n.child_by_field_name("body") else { continue };
+        let Some(body) = n.field("body") else { continue };
         let outside = |w: &Node<'_>| !(node.start_byte() <= w.start_byte() && w.end_byte() <= node.end_byte());
         let writes: Vec<(String, Vec<String>)> = gpulens_syntax::preorder(body)
-            .filter(|w| matches!(w.kind(), "assignment" | "augmented_assignment") && outside(w))
-            .filter_map(|w| w.child_by_field_name("left").filter(|l| l.kind() == "subscript"))
+            .filter(|w| matches!(w.kind_name(), "assignment" | "augmented_assignment") && outside(w))
+            .filter_map(|w| w.field("left").filter(|l| l.kind_name() == "subscript"))
             .filter_map(|l| element(module, l))
             .collect();
         let feeds = shape.reads.iter().any(|(a, r)| writes.iter().any(|(wa, w)| wa == a && w != r));
@@ -526,12 +527,12 @@ fn feeds_on_enclosing<'t>(cx: &Context<'_, 't>, node: Node<'t>, shape: &Shape<'_
 
 /// The element variable of `for i, x in enumerate(...)`.
 fn enumerate_element<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<&'t str> {
-    let right = node.child_by_field_name("right").filter(|r| r.kind() == "call")?;
-    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("enumerate") {
+    let right = node.field("right").filter(|r| r.kind_name() == "call")?;
+    if right.field("function").map(|f| module.text_of(f)) != Some("enumerate") {
         return None;
     }
-    let left = node.child_by_field_name("left").filter(|l| matches!(l.kind(), "pattern_list" | "tuple_pattern"))?;
-    left.named_child(1).filter(|e| e.kind() == "identifier").map(|e| module.text_of(e))
+    let left = node.field("left").filter(|l| matches!(l.kind_name(), "pattern_list" | "tuple_pattern"))?;
+    left.named_child(1).filter(|e| e.kind_name() == "identifier").map(|e| module.text_of(e))
 }
 
 /// `a[i, j]` / `a[i][j]` / `self.a[i]` → ("a", ["i", "j"]).
@@ -539,7 +540,7 @@ fn element(module: &crate::Module<'_>, node: Node<'_>) -> Option<(String, Vec<St
     let mut indices = Vec::new();
     let mut value = node;
     for _ in 0..8 {
-        if value.kind() != "subscript" {
+        if value.kind_name() != "subscript" {
             break;
         }
         let mut cursor = value.walk();
@@ -549,9 +550,9 @@ fn element(module: &crate::Module<'_>, node: Node<'_>) -> Option<(String, Vec<St
             .collect();
         here.append(&mut indices);
         indices = here;
-        value = value.child_by_field_name("value")?;
+        value = value.field("value")?;
     }
-    if !matches!(value.kind(), "identifier" | "attribute") {
+    if !matches!(value.kind_name(), "identifier" | "attribute") {
         return None;
     }
     Some((module.text_of(value).to_string(), indices))
@@ -567,19 +568,19 @@ fn mentions(index: &str, var: &str) -> bool {
 /// `x[i] = x[i-1] + a[i]` → "sum"; `x[i] = x[i-1] * a[i]` → "prod".
 fn running_op(cx: &Context<'_, '_>, shape: &Shape<'_>) -> Option<&'static str> {
     let statement = shape.single?;
-    let assignment = if statement.kind() == "expression_statement" { statement.named_child(0)? } else { statement };
-    if assignment.kind() != "assignment" || shape.vars.len() != 1 {
+    let assignment = if statement.kind_name() == "expression_statement" { statement.named_child(0)? } else { statement };
+    if assignment.kind_name() != "assignment" || shape.vars.len() != 1 {
         return None;
     }
-    let right = assignment.child_by_field_name("right")?;
-    if right.kind() != "binary_operator" {
+    let right = assignment.field("right")?;
+    if right.kind_name() != "binary_operator" {
         return None;
     }
-    let op = cx.module.text_of(right.child_by_field_name("operator")?);
+    let op = cx.module.text_of(right.field("operator")?);
     let (array, _) = shape.writes.first()?;
     let var = shape.vars[0];
     let previous = format!("{array}[{var}-1]");
-    let operands = [right.child_by_field_name("left")?, right.child_by_field_name("right")?];
+    let operands = [right.field("left")?, right.field("right")?];
     let uses_previous = operands.iter().any(|o| {
         let text: String = cx.module.text_of(*o).split_whitespace().collect();
         text == previous
@@ -601,13 +602,13 @@ fn vector_write(cx: &Context<'_, '_>, target: Node<'_>, scope: usize) -> bool {
     let indices: Vec<Node<'_>> = target.children_by_field_name("subscript", &mut cursor).collect();
     let fancy = indices.iter().any(|index| {
         gpulens_syntax::preorder(*index)
-            .filter(|n| n.kind() == "identifier")
+            .filter(|n| n.kind_name() == "identifier")
             .any(|n| matches!(module.value(n, scope), Value::Array(_)))
     });
     if fancy {
         return true;
     }
-    let Some(array) = target.child_by_field_name("value").filter(|v| v.kind() == "identifier") else { return false };
+    let Some(array) = target.field("value").filter(|v| v.kind_name() == "identifier") else { return false };
     literal_dims(module.defining_text(array, scope)).is_some_and(|dims| indices.len() < dims)
 }
 
@@ -639,7 +640,7 @@ fn inside_inner_loop(node: Node<'_>, body: Node<'_>) -> bool {
         if n.id() == body.id() {
             return false;
         }
-        if matches!(n.kind(), "for_statement" | "while_statement") {
+        if matches!(n.kind_name(), "for_statement" | "while_statement") {
             return true;
         }
         current = n.parent();
@@ -651,25 +652,25 @@ fn inside_inner_loop(node: Node<'_>, body: Node<'_>) -> bool {
 /// them, not calls' results or literals): the entries of arrays side by side.
 fn zip_of_arrays(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
     let module = cx.module;
-    let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "call") else { return false };
-    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("zip") {
+    let Some(right) = node.field("right").filter(|r| r.kind_name() == "call") else { return false };
+    if right.field("function").map(|f| module.text_of(f)) != Some("zip") {
         return false;
     }
-    let Some(args) = right.child_by_field_name("arguments") else { return false };
-    let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).filter(|n| n.kind() != "comment").collect();
-    !args.is_empty() && args.iter().all(|a| matches!(a.kind(), "identifier" | "attribute" | "subscript"))
+    let Some(args) = right.field("arguments") else { return false };
+    let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).filter(|n| n.kind_name() != "comment").collect();
+    !args.is_empty() && args.iter().all(|a| matches!(a.kind_name(), "identifier" | "attribute" | "subscript"))
 }
 
 /// `for i, w in enumerate(windows)` where `windows = zip(starts, stops)`:
 /// the entries of arrays side by side, numbered.
 fn enumerates_zip(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
     let module = cx.module;
-    let Some(right) = node.child_by_field_name("right").filter(|r| r.kind() == "call") else { return false };
-    if right.child_by_field_name("function").map(|f| module.text_of(f)) != Some("enumerate") {
+    let Some(right) = node.field("right").filter(|r| r.kind_name() == "call") else { return false };
+    if right.field("function").map(|f| module.text_of(f)) != Some("enumerate") {
         return false;
     }
-    let Some(iterable) = right.child_by_field_name("arguments").and_then(|a| a.named_child(0)) else { return false };
-    if iterable.kind() != "identifier" {
+    let Some(iterable) = right.field("arguments").and_then(|a| a.named_child(0)) else { return false };
+    if iterable.kind_name() != "identifier" {
         return false;
     }
     let defined = module.defining_text(iterable, scope);
@@ -680,12 +681,12 @@ fn enumerates_zip(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
 /// subscript (`data[c[0], c[1]]`) and it iterates over a name, with no
 /// condition and no calls.
 fn gathers_elements(node: Node<'_>) -> bool {
-    let Some(body) = node.child_by_field_name("body") else { return false };
+    let Some(body) = node.field("body") else { return false };
     let mut cursor = node.walk();
     let clauses: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|c| c.id() != body.id()).collect();
-    body.kind() == "subscript"
-        && !gpulens_syntax::preorder(node).any(|n| n.kind() == "call")
+    body.kind_name() == "subscript"
+        && !gpulens_syntax::preorder(node).any(|n| n.kind_name() == "call")
         && clauses.len() == 1
-        && clauses[0].kind() == "for_in_clause"
-        && clauses[0].child_by_field_name("right").is_some_and(|r| r.kind() == "identifier")
+        && clauses[0].kind_name() == "for_in_clause"
+        && clauses[0].field("right").is_some_and(|r| r.kind_name() == "identifier")
 }

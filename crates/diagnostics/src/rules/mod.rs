@@ -2,6 +2,7 @@
 //! the value its receiver holds) and handed to the rule family of the
 //! library its knowledge-base entry names.
 
+use gpulens_syntax::NodeExt;
 mod cudf;
 mod cugraph;
 mod cuml;
@@ -97,7 +98,7 @@ pub(crate) struct Call<'a, 't> {
 impl Call<'_, '_> {
     /// The callee as written (`np.fft.fft`).
     pub fn callee_text(&self) -> &str {
-        self.site.node.child_by_field_name("function").map_or("", |f| self.cx.module.text_of(f))
+        self.site.node.field("function").map_or("", |f| self.cx.module.text_of(f))
     }
 
     pub fn library(&self) -> &'static Library {
@@ -145,7 +146,7 @@ pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &
     if fallback.equals.iter().any(|e| *e == text) {
         return true;
     }
-    let literal = matches!(value.kind(), "string" | "integer" | "float" | "true" | "false" | "none");
+    let literal = matches!(value.kind_name(), "string" | "integer" | "float" | "true" | "false" | "none");
     !fallback.not_in.is_empty() && literal && !fallback.not_in.iter().any(|e| *e == text)
 }
 

@@ -5,6 +5,7 @@
 //! that do the work get the same advice, so that the function that spends
 //! the time is the one that shows it.
 
+use gpulens_syntax::NodeExt;
 use gpulens_knowledge::ApiKind;
 
 use super::{install, library, Call};
@@ -25,8 +26,8 @@ pub(crate) const NEIGHBOUR_QUERIES: &[&str] = &["kneighbors", "kneighbors_graph"
 
 pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
-    let Some(function) = site.node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else { return };
-    let (Some(object), Some(method)) = (function.child_by_field_name("object"), function.child_by_field_name("attribute")) else {
+    let Some(function) = site.node.field("function").filter(|f| f.kind_name() == "attribute") else { return };
+    let (Some(object), Some(method)) = (function.field("object"), function.field("attribute")) else {
         return;
     };
     if NEIGHBOUR_QUERIES.contains(&module.text_of(method)) {
@@ -37,8 +38,8 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     }
     index_work(cx, site, object, module.text_of(method), out);
     // Only through `self`: a model built in the same function is flagged where it is built.
-    let through_self = object.kind() == "attribute"
-        && object.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && module.text_of(o) == "self");
+    let through_self = object.kind_name() == "attribute"
+        && object.field("object").is_some_and(|o| o.kind_name() == "identifier" && module.text_of(o) == "self");
     if !through_self || site.in_check {
         return;
     }
@@ -51,9 +52,9 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let target = module.text_of(object);
     let built_here = super::context::function_of(module, site.node).is_some_and(|f| {
         gpulens_syntax::preorder(f).any(|n| {
-            n.kind() == "assignment"
-                && n.child_by_field_name("left").is_some_and(|l| module.text_of(l) == target)
-                && n.child_by_field_name("right").is_some_and(|r| r.kind() == "call")
+            n.kind_name() == "assignment"
+                && n.field("left").is_some_and(|l| module.text_of(l) == target)
+                && n.field("right").is_some_and(|r| r.kind_name() == "call")
         })
     });
     if built_here {
@@ -222,14 +223,14 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
         return;
     }
     // Faiss searches take the queries and k.
-    let arguments = site.node.child_by_field_name("arguments").map_or(0, |a| a.named_child_count());
+    let arguments = site.node.field("arguments").map_or(0, |a| a.named_child_count());
     if matches!(method, "search" | "range_search") && arguments < 2 {
         return;
     }
     // Through `self`: the class keeps an index there (assigns that attribute somewhere).
     let receiver = module.text_of(object);
     if let Some(attribute) = receiver.strip_prefix("self.").filter(|a| !a.contains('.')) {
-        let class = module.ancestors(function).find(|c| c.kind() == "class_definition");
+        let class = module.ancestors(function).find(|c| c.kind_name() == "class_definition");
         // A class with syntax errors: what its methods assign is not to be relied on.
         let Some(class) = class.filter(|c| !c.has_error()) else { return };
         let held = module.assignments_to_self(class).iter().any(|(_, a)| *a == attribute);
@@ -274,9 +275,9 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
         }
         seen.push(site.scope);
         let Some(function) = super::context::function_of(module, site.node).filter(|f| f.id() == site.scope) else { continue };
-        let Some(parameters) = function.child_by_field_name("parameters") else { continue };
+        let Some(parameters) = function.field("parameters") else { continue };
         let mut names: Vec<String> = Vec::new();
-        for p in gpulens_syntax::preorder(parameters).filter(|n| n.kind() == "identifier") {
+        for p in gpulens_syntax::preorder(parameters).filter(|n| n.kind_name() == "identifier") {
             names.push(module.text_of(p).to_ascii_lowercase());
         }
         let has = |f: &dyn Fn(&str) -> bool| names.iter().any(|n| f(n));
@@ -287,7 +288,7 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
         if !((rays && surface) || point_query) || !array_work(cx, function) {
             continue;
         }
-        let Some(name) = function.child_by_field_name("name") else { continue };
+        let Some(name) = function.field("name") else { continue };
         let lib = library(cx, "warp");
         let (what, query) = if rays && surface {
             ("intersects rays with triangles", "wp.mesh_query_ray(mesh_id, origin, direction, max_t)")
