@@ -155,8 +155,7 @@ fn called_in_loop<'t>(
 
 /// The name a definition (decorated or not) gives.
 fn unit_name<'a>(text: &'a str, unit: Node<'_>) -> &'a str {
-    let definition = if unit.kind_name() == "decorated_definition" { unit.field("definition") } else { Some(unit) };
-    definition.and_then(|d| d.field("name")).map_or("", |n| &text[n.byte_range()])
+    crate::definition_name(text, unit).unwrap_or("")
 }
 
 /// `call` calls `name(...)`, or `self.name(...)` for a method.

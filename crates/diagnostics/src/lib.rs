@@ -253,7 +253,7 @@ pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
 }
 
 /// The name a definition (decorated or not) gives.
-fn definition_name<'a>(text: &'a str, unit: Node<'_>) -> Option<&'a str> {
+pub(crate) fn definition_name<'a>(text: &'a str, unit: Node<'_>) -> Option<&'a str> {
     let g = gpulens_syntax::grammar();
     let definition = if unit.kind_id() == g.decorated_definition { unit.field("definition")? } else { unit };
     definition.field("name").map(|n| &text[n.byte_range()])
@@ -1646,20 +1646,14 @@ impl<'t> Plan<'t> {
             .filter(|(_, (_, scan))| !scan.text.self_values.is_empty())
             .filter_map(|((_, _, _, around), _)| around.last().map(|c| c.id()))
             .collect();
-        let method_scans: Vec<(usize, std::sync::Arc<TextScan>)> = if wanted.is_empty() {
-            Vec::new()
-        } else {
-            found
-                .iter()
-                .zip(&scanned)
-                .filter_map(|((_, _, _, around), (_, scan))| around.last().map(|c| (c.id(), scan)))
-                .filter(|(class, scan)| wanted.contains(class) && scan.text.method_name.is_some())
-                .map(|(class, scan)| (class, scan.text.clone()))
-                .collect()
-        };
         let mut methods: FxHashMap<usize, rustc_hash::FxHashSet<&str>> = FxHashMap::default();
-        for (class, scan) in &method_scans {
-            methods.entry(*class).or_default().extend(scan.method_name.as_deref());
+        if !wanted.is_empty() {
+            for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
+                let class = around.last().filter(|c| wanted.contains(&c.id()));
+                if let (Some(class), Some(name)) = (class, scan.text.method_name.as_deref()) {
+                    methods.entry(class.id()).or_default().insert(name);
+                }
+            }
         }
         let mut reach = std::mem::take(&mut scans.reach);
         if scans.reach_for != (fingerprint, names_hash) {
@@ -1670,9 +1664,10 @@ impl<'t> Plan<'t> {
         let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();
         let units = found
             .into_iter()
-            .zip(scanned)
+            .zip(&scanned)
             .enumerate()
             .map(|(index, ((node, range, place, around), (text_hash, scan)))| {
+                let text_hash = *text_hash;
                 let mentioned = &scan.named.mentioned;
                 let reached_hash = *reach_used.entry((text_hash, index)).or_insert_with(|| {
                     if let Some(known) = reach.get(&(text_hash, index)) {
@@ -1762,16 +1757,12 @@ impl<'t> Plan<'t> {
     }
 }
 
-/// The name a definition unit gives (decorated or not), unless a
+/// The name a definition unit gives (see [`definition_name`]), unless a
 /// decorator makes it a property.
 fn method_name(node: Node<'_>, text: &str) -> Option<String> {
-    let g = gpulens_syntax::grammar();
-    let decorated = node.kind_id() == g.decorated_definition;
-    let definition = if decorated { node.child_by_field_id(g.f_definition.get())? } else { node };
-    if decorated && text[node.start_byte()..definition.start_byte()].contains("property") {
-        return None;
-    }
-    definition.child_by_field_id(g.f_name.get()).map(|n| text[n.byte_range()].to_string())
+    let property = node.kind_id() == gpulens_syntax::grammar().decorated_definition
+        && node.field("definition").is_some_and(|d| text[node.start_byte()..d.start_byte()].contains("property"));
+    definition_name(text, node).filter(|_| !property).map(str::to_string)
 }
 
 /// Attributes of `self` or `cls` that `text` uses without calling them

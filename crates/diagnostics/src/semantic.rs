@@ -1144,10 +1144,10 @@ impl<'t> Module<'t> {
         if function.kind_name() == "attribute" {
             let Some(object) = function.field("object") else { return Value::Unknown };
             let method = function.field("attribute").map_or("", |m| self.text_of(m));
-            // `.reshape((4, 4))`: as many elements as the literal shape says,
-            // whatever the array was.
+            // `.reshape((4, 4))`, `.reshape(4, 4)`: as many elements as the
+            // shape says, whatever the array was.
             if method == "reshape" {
-                if let Some(n) = self.literal_shape(call) {
+                if let Some(n) = self.size_of_call(call, &reshape_spec(call), scope, depth) {
                     return Value::Array(Some(n));
                 }
             }
@@ -1178,27 +1178,6 @@ impl<'t> Module<'t> {
             };
         }
         Value::Unknown
-    }
-
-    /// The number of elements a call's positional arguments give as a shape
-    /// of integer literals (`(4, 4)`, `4, 4`, `[3]`), when they all are.
-    fn literal_shape(&self, call: Node<'_>) -> Option<u64> {
-        let args = call.field("arguments")?;
-        let mut cursor = args.walk();
-        let positional: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
-        let dims: Vec<Node<'_>> = match positional.as_slice() {
-            [one] if matches!(one.kind_name(), "tuple" | "list") => {
-                let mut cursor = one.walk();
-                one.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect()
-            }
-            _ => positional,
-        };
-        if dims.is_empty() {
-            return None;
-        }
-        dims.iter().try_fold(1u64, |product, d| {
-            (d.kind_name() == "integer").then(|| parse_int(self.text_of(*d))).flatten().map(|n| product.saturating_mul(n))
-        })
     }
 
     /// Values made by GPU libraries: CuPy arrays, Numba device arrays, cuDF frames.
@@ -1399,6 +1378,17 @@ fn parse_int(text: &str) -> Option<u64> {
 }
 
 /// Elements in a list/tuple literal, nested lists multiplied out.
+/// How `.reshape(...)` gives its shape: one argument (an int or a tuple of
+/// ints), or one dimension per argument.
+fn reshape_spec(call: Node<'_>) -> SizeSpec {
+    let positional = call.field("arguments").map_or(0, |args| {
+        let mut cursor = args.walk();
+        let count = args.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).count();
+        count
+    });
+    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false }
+}
+
 fn element_count(node: Node<'_>) -> Option<u64> {
     let mut total = 1u64;
     let mut node = node;
