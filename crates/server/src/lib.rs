@@ -633,7 +633,8 @@ impl LanguageServer for Backend {
     }
 
     /// Applies the edits to the text at once (so handlers see them in
-    /// order), then reparses and analyses on a blocking thread, and publishes
+    /// order), then reparses and analyses on an analysis thread (see
+    /// [`analysis_pool`]), and publishes
     /// the result. Most edits take a millisecond or two; some take tens in a
     /// large file (tree-sitter recovering from a half-typed statement, or
     /// re-reading a class whose indentation it changed; a re-analysis of

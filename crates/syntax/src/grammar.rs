@@ -15,6 +15,7 @@ macro_rules! grammar {
         pub struct Grammar {
             $(pub $kind: u16,)*
             $(pub $field: NonZeroU16,)*
+            names: Names,
         }
 
         fn load() -> Grammar {
@@ -28,6 +29,7 @@ macro_rules! grammar {
                 $($field: language
                     .field_id_for_name(stringify!($field).trim_start_matches("f_"))
                     .expect(concat!("tree-sitter-python has no field ", stringify!($field))),)*
+                names: Names::of(&language),
             }
         }
     };
@@ -53,23 +55,26 @@ pub fn grammar() -> &'static Grammar {
 /// tree-sitter's `Node::kind` checks the name's UTF-8 at each call, and
 /// `child_by_field_name` compares the name with each field's in turn (a
 /// few percent of a whole-corpus check, where rules ask millions of times).
+#[derive(Debug)]
 struct Names {
     kinds: Vec<&'static str>,
     /// Sorted by name.
     fields: Vec<(&'static str, NonZeroU16)>,
 }
 
-fn names() -> &'static Names {
-    static NAMES: OnceLock<Names> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        let language: Language = tree_sitter_python::LANGUAGE.into();
+impl Names {
+    fn of(language: &Language) -> Names {
         let kinds = (0..language.node_kind_count() as u16).map(|id| language.node_kind_for_id(id).unwrap_or("")).collect();
         let mut fields: Vec<(&'static str, NonZeroU16)> = (1..=language.field_count() as u16)
             .filter_map(|id| Some((language.field_name_for_id(id)?, NonZeroU16::new(id)?)))
             .collect();
         fields.sort_unstable();
         Names { kinds, fields }
-    })
+    }
+}
+
+fn names() -> &'static Names {
+    &grammar().names
 }
 
 /// Faster equivalents of two `Node` methods (see [`names`]).
