@@ -15,6 +15,12 @@ use gpulens_syntax::{grammar, Node, Tree};
 /// How deep value evaluation may recurse through expressions and bindings.
 const MAX_EVAL_DEPTH: u32 = 24;
 
+/// Module attributes that are single numbers.
+const NUMBER_CONSTANTS: &[&str] = &[
+    "numpy.pi", "numpy.e", "numpy.euler_gamma", "numpy.inf", "numpy.nan", "math.pi", "math.e",
+    "math.tau", "math.inf", "math.nan", "cmath.pi", "cmath.e", "cmath.tau",
+];
+
 /// What an expression holds, as far as sizes and types go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Value {
@@ -990,8 +996,8 @@ impl<'t> Module<'t> {
             "list" | "tuple" => Value::Array(element_count(expr)),
             "identifier" => {
                 let name = self.text_of(expr);
-                if self.import_at(name, expr.start_byte()).is_some() {
-                    return Value::Unknown;
+                if let Some(target) = self.import_at(name, expr.start_byte()) {
+                    return if NUMBER_CONSTANTS.contains(&target) { Value::Scalar } else { Value::Unknown };
                 }
                 match self.lookup(scope, name, expr.start_byte()) {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
@@ -1034,6 +1040,12 @@ impl<'t> Module<'t> {
                 let Some(object) = expr.field("object") else { return Value::Unknown };
                 if object.kind_name() == "identifier" && self.text_of(object) == "self" {
                     return self.attribute_value(expr);
+                }
+                // A named constant (`np.pi`, `math.e`) is one number.
+                if let Some(name) = self.qualified_name(expr) {
+                    if NUMBER_CONSTANTS.contains(&name.as_str()) || name.starts_with("scipy.constants.") {
+                        return Value::Scalar;
+                    }
                 }
                 match self.eval(object, scope, depth) {
                     v @ (Value::Array(_) | Value::Frame(_) | Value::Device(_) | Value::GpuFrame) => v,
