@@ -73,7 +73,8 @@ fn words(name: &str) -> Vec<String> {
 
 /// Names geometry code gives its small matrices: `trans`, `affine`, `rot`, `quat`, ….
 const GEOMETRY_OPERANDS: &[&str] = &[
-    "trans", "transform", "transformation", "affine", "rotation", "rot", "quat", "quaternion", "homography", "pose",
+    "trans", "transform", "transformation", "translation", "affine", "rotation", "rot", "quat", "quaternion",
+    "homography", "pose",
 ];
 
 /// `expr` names a geometric transform (`trans["trans"]`, `self.affine`, `rot`).
