@@ -1007,7 +1007,8 @@ fn dotted_chain(bytes: &[u8]) -> Vec<&str> {
 /// Whether an import of `target` matters to some rule.
 fn relevant_module(knowledge: &Knowledge, target: &str) -> bool {
     let top = target.split('.').next().unwrap_or(target);
-    top == "time" || GPU_MODULES.contains(&top) || rules::PLOTTING.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
+    // (`math` and `cmath` for their constants: `math.pi` is a number.)
+    matches!(top, "time" | "math" | "cmath") || GPU_MODULES.contains(&top) || rules::PLOTTING.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
 }
 
 /// [`check`] without any of its shortcuts (the byte pre-scan, skipping

@@ -72,8 +72,10 @@ enum Binding<'t> {
     /// `def f(name)`, `def f(name=default)`, `*name`, `**name`: whatever the caller passes.
     Parameter,
     /// `def f(name=1.5)`, or a parameter the function's docstring documents
-    /// as a number (`name : int`): one number.
-    Number,
+    /// as a number (`name : int`): one number. With an integer default
+    /// (`m=30`), that value: the size the function is written for, unless
+    /// a caller passes another.
+    Number(Option<u64>),
 }
 
 /// A call site and its context.
@@ -404,7 +406,7 @@ impl<'t> Module<'t> {
                         Binding::LoopIndex => ("for", ""),
                         Binding::Unpacked(rhs) => ("unpack", self.text_of(*rhs)),
                         Binding::Parameter => ("parameter", ""),
-                        Binding::Number => ("number", ""),
+                        Binding::Number(_) => ("number", ""),
                     };
                     add(name, Some(*at), kind, false);
                     add(name, None, what, false);
@@ -663,7 +665,11 @@ impl<'t> Module<'t> {
                         Some((_, ty)) => number_type(ty),
                         None => param.kind_name() == "default_parameter" && param.field("value").is_some_and(number_literal),
                     };
-                    if number { Binding::Number } else { Binding::Parameter }
+                    let default = param
+                        .field("value")
+                        .filter(|v| param.kind_name() == "default_parameter" && v.kind_name() == "integer")
+                        .and_then(|v| parse_int(&self.text[v.byte_range()]));
+                    if number { Binding::Number(default) } else { Binding::Parameter }
                 }
             };
             self.bind(scope, name, binding);
@@ -943,7 +949,7 @@ impl<'t> Module<'t> {
         if let Some(local) = self.bindings.get(&(scope, name)) {
             // A function's parameters are its own: the module's names of the
             // same spelling are out of its sight.
-            if scope != MODULE_SCOPE && local.iter().any(|(_, b)| matches!(b, Binding::Parameter | Binding::Number | Binding::Annotated(_)) ) {
+            if scope != MODULE_SCOPE && local.iter().any(|(_, b)| matches!(b, Binding::Parameter | Binding::Number(_) | Binding::Annotated(_)) ) {
                 return before(local).or(Some(Binding::Parameter));
             }
             if let Some(b) = before(local) {
@@ -1002,7 +1008,8 @@ impl<'t> Module<'t> {
                 match self.lookup(scope, name, expr.start_byte()) {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
                     Some(Binding::Annotated(ty)) => self.annotation_value(ty),
-                    Some(Binding::LoopIndex | Binding::Number) => Value::Scalar,
+                    Some(Binding::LoopIndex | Binding::Number(None)) => Value::Scalar,
+                    Some(Binding::Number(Some(n))) => Value::Int(n),
                     // One element of a few numbers (`lat, lon = point` for a
                     // `tuple[float, float]`); anything else is not known.
                     Some(Binding::Unpacked(rhs)) => match self.eval(rhs, scope, depth) {
