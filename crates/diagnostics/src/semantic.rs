@@ -15,6 +15,15 @@ use gpulens_syntax::{grammar, Node, Tree};
 /// How deep value evaluation may recurse through expressions and bindings.
 const MAX_EVAL_DEPTH: u32 = 24;
 
+/// NumPy's element-wise math: one formula per value, the shape kept.
+pub(crate) const ELEMENTWISE_MATH: &[&str] = &[
+    "numpy.exp", "numpy.exp2", "numpy.expm1", "numpy.log", "numpy.log10", "numpy.log2", "numpy.log1p", "numpy.sqrt",
+    "numpy.cbrt", "numpy.power", "numpy.sin", "numpy.cos", "numpy.tan", "numpy.arcsin", "numpy.arccos", "numpy.arctan",
+    "numpy.arctan2", "numpy.sinh", "numpy.cosh", "numpy.tanh", "numpy.hypot", "numpy.abs", "numpy.absolute",
+    "numpy.floor", "numpy.ceil", "numpy.round", "numpy.rint", "numpy.sign", "numpy.where", "numpy.maximum",
+    "numpy.minimum", "numpy.clip", "numpy.deg2rad", "numpy.rad2deg", "numpy.radians", "numpy.degrees",
+];
+
 /// Module attributes that are single numbers.
 const NUMBER_CONSTANTS: &[&str] = &[
     "numpy.pi", "numpy.e", "numpy.euler_gamma", "numpy.inf", "numpy.nan", "math.pi", "math.e",
@@ -1093,6 +1102,63 @@ impl<'t> Module<'t> {
             }
             "call" => self.eval_call(expr, scope, depth),
             _ => Value::Unknown,
+        }
+    }
+
+    /// `expr` is a one-dimensional array, as far as its construction shows:
+    /// a range or grid of points (`np.arange(n)`, `np.linspace(a, b, n)`),
+    /// an array made from one length (`np.zeros(n)`), a flat list of
+    /// numbers, or element-wise math on such arrays and numbers.
+    pub fn one_dimensional(&self, expr: Node<'_>, scope: usize) -> bool {
+        self.one_dimensional_at(expr, scope, 0)
+    }
+
+    fn one_dimensional_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        if depth > MAX_EVAL_DEPTH {
+            return false;
+        }
+        let depth = depth + 1;
+        let number = |e: Node<'_>| matches!(self.eval(e, scope, depth), Value::Int(_) | Value::Scalar);
+        match expr.kind_name() {
+            "parenthesized_expression" => expr.named_child(0).is_some_and(|e| self.one_dimensional_at(e, scope, depth)),
+            "unary_operator" => expr.field("argument").is_some_and(|a| self.one_dimensional_at(a, scope, depth)),
+            "list" => {
+                let mut cursor = expr.walk();
+                let items: Vec<Node<'_>> = expr.named_children(&mut cursor).collect();
+                !items.is_empty() && items.iter().all(|i| number(*i))
+            }
+            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                Some(Binding::Assigned(rhs)) if self.import_at(self.text_of(expr), expr.start_byte()).is_none() => {
+                    self.one_dimensional_at(rhs, scope, depth)
+                }
+                _ => false,
+            },
+            "binary_operator" => {
+                let (Some(l), Some(r)) = (expr.field("left"), expr.field("right")) else { return false };
+                let (lv, rv) = (self.one_dimensional_at(l, scope, depth), self.one_dimensional_at(r, scope, depth));
+                (lv && (rv || number(r))) || (rv && number(l))
+            }
+            "call" => {
+                let Some(function) = expr.field("function") else { return false };
+                let Some(name) = self.qualified_name(function) else { return false };
+                let positional: Vec<Node<'_>> = expr.field("arguments").map_or(Vec::new(), |a| {
+                    let mut cursor = a.walk();
+                    a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
+                });
+                match name.as_str() {
+                    "numpy.arange" | "numpy.linspace" | "numpy.logspace" | "numpy.geomspace" => true,
+                    "numpy.zeros" | "numpy.ones" | "numpy.empty" | "numpy.full" => {
+                        positional.first().is_some_and(|n| matches!(self.eval(*n, scope, depth), Value::Int(_)))
+                    }
+                    _ if ELEMENTWISE_MATH.contains(&name.as_str()) => {
+                        !positional.is_empty()
+                            && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))
+                            && positional.iter().all(|a| number(*a) || self.one_dimensional_at(*a, scope, depth))
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
         }
     }
 

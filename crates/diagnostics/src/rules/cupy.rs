@@ -74,7 +74,10 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     // A product with a matrix of a few elements (a 4x4 transform) does a
     // few multiply-adds per element of the other operand: element-wise work.
     let tiny = |x: gpulens_syntax::Node<'_>| matches!(module.value(x, call.site.scope), Value::Array(Some(n)) if (2..=16).contains(&n));
-    if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner") && (tiny(a) || tiny(b)) {
+    // A product with a vector (`np.dot(m, np.cos(t))`, `t` a grid of
+    // points) is one multiply-add per element of the matrix.
+    let vector = |x: gpulens_syntax::Node<'_>| module.one_dimensional(x, call.site.scope);
+    if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner") && (tiny(a) || tiny(b) || vector(a) || vector(b)) {
         return true;
     }
     match call.name.as_str() {
@@ -87,14 +90,6 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     }
 }
 
-/// Element-wise math: one formula per value.
-const ELEMENTWISE: &[&str] = &[
-    "numpy.exp", "numpy.exp2", "numpy.expm1", "numpy.log", "numpy.log10", "numpy.log2", "numpy.log1p", "numpy.sqrt",
-    "numpy.cbrt", "numpy.power", "numpy.sin", "numpy.cos", "numpy.tan", "numpy.arcsin", "numpy.arccos", "numpy.arctan",
-    "numpy.arctan2", "numpy.sinh", "numpy.cosh", "numpy.tanh", "numpy.hypot", "numpy.abs", "numpy.absolute",
-    "numpy.floor", "numpy.ceil", "numpy.round", "numpy.rint", "numpy.sign", "numpy.where", "numpy.maximum",
-    "numpy.minimum", "numpy.clip", "numpy.deg2rad", "numpy.rad2deg", "numpy.radians", "numpy.degrees",
-];
 
 /// Nothing gives the data's size, but the code around the call says it is a
 /// small fixed-size structure: geometry (rotations, affine maps), or an
@@ -107,7 +102,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
         || context::result_to_python(cx, node)
         || context::in_recurrence(cx, node, call.site.scope)
         || context::in_scalar_function(cx, node)
-        || (ELEMENTWISE.contains(&call.name.as_str()) && context::in_conversion(cx, node))
+        || (crate::semantic::ELEMENTWISE_MATH.contains(&call.name.as_str()) && context::in_conversion(cx, node))
     {
         return true;
     }
