@@ -148,6 +148,9 @@ pub struct Module<'t> {
     imports: rustc_hash::FxHashMap<&'t str, Vec<(std::ops::Range<usize>, String)>>,
     /// Bindings of each (scope, name), in source order, with the offset where each is made.
     bindings: rustc_hash::FxHashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
+    /// Parameters their function's docstring gives a one-dimensional shape
+    /// (`coefs : ndarray (neqs)`), by scope and name.
+    vector_parameters: rustc_hash::FxHashSet<(usize, &'t str)>,
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
     pub conditions: Vec<ConditionSite<'t>>,
@@ -242,6 +245,7 @@ impl<'t> Module<'t> {
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
+            vector_parameters: rustc_hash::FxHashSet::default(),
             calls: Vec::new(),
             loops: Vec::new(),
             conditions: Vec::new(),
@@ -664,6 +668,10 @@ impl<'t> Module<'t> {
                 _ => None,
             };
             let Some(name) = parameter_name(param) else { continue };
+            let text = &self.text[name.byte_range()];
+            if documented.iter().any(|(n, ty)| *n == text && vector_type(ty)) {
+                self.vector_parameters.insert((scope, text));
+            }
             let binding = match annotation {
                 Some(ty) => Binding::Annotated(ty),
                 None => {
@@ -1131,6 +1139,9 @@ impl<'t> Module<'t> {
                 Some(Binding::Assigned(rhs)) if self.import_at(self.text_of(expr), expr.start_byte()).is_none() => {
                     self.one_dimensional_at(rhs, scope, depth)
                 }
+                Some(Binding::Parameter | Binding::Annotated(_)) => {
+                    self.vector_parameters.contains(&(scope, self.text_of(expr)))
+                }
                 _ => false,
             },
             "binary_operator" => {
@@ -1511,6 +1522,16 @@ pub fn parse_suppression(comment: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn documented_vector_shapes() {
+        for ty in ["ndarray (1 x neqs) or (neqs)", "(n,) float", "array of shape (n_samples,)", "1-D array", "array_like (n)"] {
+            assert!(super::vector_type(ty), "{ty}");
+        }
+        for ty in ["ndarray (k_ar x neqs)", "(n, 3) float", "(3,) float or (p, 3,) float", "float (optional)", "int", "array-like of shape (n_samples, n_features)"] {
+            assert!(!super::vector_type(ty), "{ty}");
+        }
+    }
+
     use super::*;
 
     fn module_imports(src: &str) -> Vec<(String, String)> {
@@ -1652,6 +1673,37 @@ pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
         }
     }
     out
+}
+
+/// A documented type that is one-dimensional: `1-D array`, `(n,) float`,
+/// `array of shape (n_samples,)`, `ndarray (1 x neqs) or (neqs)`: every
+/// shape it gives has one dimension other than 1 (and it gives one).
+pub(crate) fn vector_type(ty: &str) -> bool {
+    let lower = ty.to_ascii_lowercase();
+    if lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).any(|w| matches!(w, "1-d" | "1d")) {
+        return true;
+    }
+    let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
+    let mut shapes = 0;
+    let mut rest = lower.as_str();
+    while let Some(open) = rest.find('(') {
+        let Some(len) = rest[open..].find(')') else { break };
+        let inside = &rest[open + 1..open + len];
+        rest = &rest[open + len + 1..];
+        let dims: Vec<&str> =
+            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
+        let dimension = |d: &&str| !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        // Not a shape: `(optional)`, `(default: 3)`; one word in parentheses
+        // is a shape only in an array's type or with its comma (`(n,)`).
+        if dims.is_empty() || !dims.iter().all(dimension) || !(arrays || inside.contains(',')) {
+            continue;
+        }
+        if dims.iter().filter(|d| **d != "1").count() != 1 {
+            return false;
+        }
+        shapes += 1;
+    }
+    shapes > 0
 }
 
 /// A documented type that means one number: `int`, `float, optional`,
