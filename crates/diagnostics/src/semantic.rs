@@ -151,6 +151,9 @@ pub struct Module<'t> {
     /// Parameters their function's docstring gives a one-dimensional shape
     /// (`coefs : ndarray (neqs)`), by scope and name.
     vector_parameters: rustc_hash::FxHashSet<(usize, &'t str)>,
+    /// Parameters whose documented shapes all end in the same small number
+    /// of columns (`points : (n, 3) float`), by scope and name.
+    column_parameters: rustc_hash::FxHashMap<(usize, &'t str), u64>,
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
     pub conditions: Vec<ConditionSite<'t>>,
@@ -246,6 +249,7 @@ impl<'t> Module<'t> {
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
             vector_parameters: rustc_hash::FxHashSet::default(),
+            column_parameters: rustc_hash::FxHashMap::default(),
             calls: Vec::new(),
             loops: Vec::new(),
             conditions: Vec::new(),
@@ -669,8 +673,13 @@ impl<'t> Module<'t> {
             };
             let Some(name) = parameter_name(param) else { continue };
             let text = &self.text[name.byte_range()];
-            if documented.iter().any(|(n, ty)| *n == text && vector_type(ty)) {
-                self.vector_parameters.insert((scope, text));
+            if let Some((_, ty)) = documented.iter().find(|(n, _)| *n == text) {
+                if vector_type(ty) {
+                    self.vector_parameters.insert((scope, text));
+                }
+                if let Some(k) = documented_columns(ty) {
+                    self.column_parameters.insert((scope, text), k);
+                }
             }
             let binding = match annotation {
                 Some(ty) => Binding::Annotated(ty),
@@ -1173,6 +1182,60 @@ impl<'t> Module<'t> {
         }
     }
 
+    /// The number of columns (the last dimension) of the array `expr`,
+    /// when its documented shape gives it: a parameter documented as
+    /// `(n, 3)`, converted (`np.asarray`) or shifted (`points - centre`).
+    pub fn columns(&self, expr: Node<'_>, scope: usize) -> Option<u64> {
+        self.columns_at(expr, scope, 0)
+    }
+
+    fn columns_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        if depth > MAX_EVAL_DEPTH {
+            return None;
+        }
+        let depth = depth + 1;
+        match expr.kind_name() {
+            "parenthesized_expression" => self.columns_at(expr.named_child(0)?, scope, depth),
+            "identifier" => {
+                let name = self.text_of(expr);
+                match self.lookup(scope, name, expr.start_byte())? {
+                    Binding::Assigned(rhs) if self.import_at(name, expr.start_byte()).is_none() => self.columns_at(rhs, scope, depth),
+                    Binding::Parameter | Binding::Annotated(_) => self.column_parameters.get(&(scope, name)).copied(),
+                    _ => None,
+                }
+            }
+            "binary_operator" => {
+                let op = self.text_of(expr.field("operator")?);
+                if !matches!(op, "+" | "-" | "*" | "/") {
+                    return None;
+                }
+                let (l, r) = (expr.field("left")?, expr.field("right")?);
+                self.columns_at(l, scope, depth).or_else(|| self.columns_at(r, scope, depth))
+            }
+            "call" => {
+                let name = self.qualified_name(expr.field("function")?)?;
+                match name.as_str() {
+                    "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.ascontiguousarray" | "numpy.copy" => {
+                        self.columns_at(self.first_positional(expr)?, scope, depth)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `a` is `x.T` and `b` has as many columns as `x`, a known number `k`:
+    /// the product `x.T @ b` is a k x k matrix (a Gram or scatter matrix of
+    /// points, `np.dot(x.T, x)`). `k`.
+    pub fn gram_columns(&self, a: Node<'_>, b: Node<'_>, scope: usize) -> Option<u64> {
+        if a.kind_name() != "attribute" || self.text_of(a.field("attribute")?) != "T" {
+            return None;
+        }
+        let k = self.columns(a.field("object")?, scope)?;
+        (self.columns(b, scope)? == k).then_some(k)
+    }
+
     fn annotation_value(&self, ty: Node<'_>) -> Value {
         let expr = if ty.kind_name() == "type" { ty.named_child(0) } else { Some(ty) };
         // Numbers, and tuples of a few numbers (`point: tuple[float, float]`).
@@ -1203,7 +1266,13 @@ impl<'t> Module<'t> {
                 return v;
             }
         }
-        if let Some((_, api)) = self.resolve_call(call) {
+        if let Some((name, api)) = self.resolve_call(call) {
+            if matches!(name.as_str(), "numpy.dot" | "numpy.matmul") {
+                let (a, b) = (self.argument(call, "a", 0), self.argument(call, "b", 1));
+                if let Some(k) = a.zip(b).and_then(|(a, b)| self.gram_columns(a, b, scope)) {
+                    return Value::Array(Some(k.saturating_mul(k)));
+                }
+            }
             let size = api.size.as_ref().and_then(|spec| self.size_of_call(call, spec, scope, depth));
             return match (api.library.as_str(), api.kind) {
                 (_, ApiKind::Estimator | ApiKind::Index) => Value::Model(api.cpu.as_str()),
@@ -1527,6 +1596,10 @@ mod tests {
         for ty in ["ndarray (1 x neqs) or (neqs)", "(n,) float", "array of shape (n_samples,)", "1-D array", "array_like (n)"] {
             assert!(super::vector_type(ty), "{ty}");
         }
+        assert_eq!(super::documented_columns("(n, 3) float or (p, n, 3,) float"), Some(3));
+        assert_eq!(super::documented_columns("(n, 3) float or (n, 2) float"), None);
+        assert_eq!(super::documented_columns("ndarray (k_ar x neqs)"), None);
+        assert_eq!(super::documented_columns("(3,) float"), None);
         for ty in ["ndarray (k_ar x neqs)", "(n, 3) float", "(3,) float or (p, 3,) float", "float (optional)", "int", "array-like of shape (n_samples, n_features)"] {
             assert!(!super::vector_type(ty), "{ty}");
         }
@@ -1704,6 +1777,32 @@ pub(crate) fn vector_type(ty: &str) -> bool {
         shapes += 1;
     }
     shapes > 0
+}
+
+/// The number of columns every shape in a documented type ends with, when
+/// they all end with the same number (`(n, 3) float or (p, n, 3,) float`).
+pub(crate) fn documented_columns(ty: &str) -> Option<u64> {
+    let lower = ty.to_ascii_lowercase();
+    let arrays = ["array", "ndarray", "sequence", "list"].iter().any(|w| lower.contains(w));
+    let mut columns = None;
+    let mut rest = lower.as_str();
+    while let Some(open) = rest.find('(') {
+        let Some(len) = rest[open..].find(')') else { break };
+        let inside = &rest[open + 1..open + len];
+        rest = &rest[open + len + 1..];
+        let dims: Vec<&str> =
+            inside.split(',').flat_map(|d| d.split(" x ")).map(str::trim).filter(|d| !d.is_empty()).collect();
+        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if dims.is_empty() || !dims.iter().all(dimension) || !(arrays || inside.contains(',')) {
+            continue;
+        }
+        let last = (dims.len() >= 2).then(|| dims[dims.len() - 1].parse::<u64>().ok()).flatten()?;
+        if columns.is_some_and(|c| c != last) {
+            return None;
+        }
+        columns = Some(last);
+    }
+    columns
 }
 
 /// A documented type that means one number: `int`, `float, optional`,
