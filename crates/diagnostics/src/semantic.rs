@@ -1591,6 +1591,8 @@ pub fn parse_suppression(comment: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn documented_vector_shapes() {
         for ty in ["ndarray (1 x neqs) or (neqs)", "(n,) float", "array of shape (n_samples,)", "1-D array", "array_like (n)"] {
@@ -1605,7 +1607,6 @@ mod tests {
         }
     }
 
-    use super::*;
 
     fn module_imports(src: &str) -> Vec<(String, String)> {
         let tree = gpulens_syntax::parse(src);
@@ -1748,6 +1749,29 @@ pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
     out
 }
 
+/// The shapes a documented type gives, each a list of its dimensions as
+/// written (`(n, 3) float or (p, n, 3,) float` gives `[n, 3]` and
+/// `[p, n, 3]`; `ndarray (k_ar x neqs)` gives `[k_ar, neqs]`). Words in
+/// parentheses that are not a shape (`(optional)`, `(default: 3)`) are not:
+/// one word counts only in an array's type or with its comma (`(n,)`).
+fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
+    let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
+    let mut shapes = Vec::new();
+    let mut rest = lower;
+    while let Some(open) = rest.find('(') {
+        let Some(len) = rest[open..].find(')') else { break };
+        let inside = &rest[open + 1..open + len];
+        rest = &rest[open + len + 1..];
+        let dims: Vec<&str> =
+            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
+        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !dims.is_empty() && dims.iter().all(dimension) && (arrays || inside.contains(',')) {
+            shapes.push(dims);
+        }
+    }
+    shapes
+}
+
 /// A documented type that is one-dimensional: `1-D array`, `(n,) float`,
 /// `array of shape (n_samples,)`, `ndarray (1 x neqs) or (neqs)`: every
 /// shape it gives has one dimension other than 1 (and it gives one).
@@ -1756,46 +1780,16 @@ pub(crate) fn vector_type(ty: &str) -> bool {
     if lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).any(|w| matches!(w, "1-d" | "1d")) {
         return true;
     }
-    let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
-    let mut shapes = 0;
-    let mut rest = lower.as_str();
-    while let Some(open) = rest.find('(') {
-        let Some(len) = rest[open..].find(')') else { break };
-        let inside = &rest[open + 1..open + len];
-        rest = &rest[open + len + 1..];
-        let dims: Vec<&str> =
-            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
-        let dimension = |d: &&str| !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        // Not a shape: `(optional)`, `(default: 3)`; one word in parentheses
-        // is a shape only in an array's type or with its comma (`(n,)`).
-        if dims.is_empty() || !dims.iter().all(dimension) || !(arrays || inside.contains(',')) {
-            continue;
-        }
-        if dims.iter().filter(|d| **d != "1").count() != 1 {
-            return false;
-        }
-        shapes += 1;
-    }
-    shapes > 0
+    let shapes = documented_shapes(&lower);
+    !shapes.is_empty() && shapes.iter().all(|dims| dims.iter().filter(|d| **d != "1").count() == 1)
 }
 
 /// The number of columns every shape in a documented type ends with, when
 /// they all end with the same number (`(n, 3) float or (p, n, 3,) float`).
 pub(crate) fn documented_columns(ty: &str) -> Option<u64> {
     let lower = ty.to_ascii_lowercase();
-    let arrays = ["array", "ndarray", "sequence", "list"].iter().any(|w| lower.contains(w));
     let mut columns = None;
-    let mut rest = lower.as_str();
-    while let Some(open) = rest.find('(') {
-        let Some(len) = rest[open..].find(')') else { break };
-        let inside = &rest[open + 1..open + len];
-        rest = &rest[open + len + 1..];
-        let dims: Vec<&str> =
-            inside.split(',').flat_map(|d| d.split(" x ")).map(str::trim).filter(|d| !d.is_empty()).collect();
-        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if dims.is_empty() || !dims.iter().all(dimension) || !(arrays || inside.contains(',')) {
-            continue;
-        }
+    for dims in documented_shapes(&lower) {
         let last = (dims.len() >= 2).then(|| dims[dims.len() - 1].parse::<u64>().ok()).flatten()?;
         if columns.is_some_and(|c| c != last) {
             return None;
