@@ -1167,8 +1167,12 @@ impl<'t> Module<'t> {
                 });
                 match name.as_str() {
                     "numpy.arange" | "numpy.linspace" | "numpy.logspace" | "numpy.geomspace" => true,
-                    "numpy.zeros" | "numpy.ones" | "numpy.empty" | "numpy.full" => {
-                        positional.first().is_some_and(|n| matches!(self.eval(*n, scope, depth), Value::Int(_)))
+                    // A length, not a shape tuple.
+                    "numpy.zeros" | "numpy.ones" | "numpy.empty" | "numpy.full" => positional.first().is_some_and(|n| number(*n)),
+                    // The same shape as a vector.
+                    "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.copy" | "numpy.zeros_like"
+                    | "numpy.ones_like" | "numpy.empty_like" | "numpy.full_like" | "numpy.cumsum" | "numpy.sort" => {
+                        positional.first().is_some_and(|v| self.one_dimensional_at(*v, scope, depth))
                     }
                     _ if ELEMENTWISE_MATH.contains(&name.as_str()) => {
                         !positional.is_empty()
@@ -1602,7 +1606,7 @@ mod tests {
         assert_eq!(super::documented_columns("(n, 3) float or (n, 2) float"), None);
         assert_eq!(super::documented_columns("ndarray (k_ar x neqs)"), None);
         assert_eq!(super::documented_columns("(3,) float"), None);
-        for ty in ["ndarray (k_ar x neqs)", "(n, 3) float", "(3,) float or (p, 3,) float", "float (optional)", "int", "array-like of shape (n_samples, n_features)"] {
+        for ty in ["array_like, 1d or 2d", "1-D or 2-D array", "nd array", "ndarray (k_ar x neqs)", "(n, 3) float", "(3,) float or (p, 3,) float", "float (optional)", "int", "array-like of shape (n_samples, n_features)"] {
             assert!(!super::vector_type(ty), "{ty}");
         }
     }
@@ -1777,11 +1781,22 @@ fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
 /// shape it gives has one dimension other than 1 (and it gives one).
 pub(crate) fn vector_type(ty: &str) -> bool {
     let lower = ty.to_ascii_lowercase();
-    if lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).any(|w| matches!(w, "1-d" | "1d")) {
-        return true;
+    // Dimensionality words (`1d`, `2-D`, `nd`): all of them must say one.
+    let dimensionality: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| {
+            let w = w.strip_suffix('d').map(|w| w.strip_suffix('-').unwrap_or(w));
+            w.is_some_and(|w| !w.is_empty() && (w == "n" || w.chars().all(|c| c.is_ascii_digit())))
+        })
+        .collect();
+    if !dimensionality.is_empty() && dimensionality.iter().any(|w| !matches!(*w, "1d" | "1-d")) {
+        return false;
     }
     let shapes = documented_shapes(&lower);
-    !shapes.is_empty() && shapes.iter().all(|dims| dims.iter().filter(|d| **d != "1").count() == 1)
+    if shapes.iter().any(|dims| dims.iter().filter(|d| **d != "1").count() != 1) {
+        return false;
+    }
+    !dimensionality.is_empty() || !shapes.is_empty()
 }
 
 /// The number of columns every shape in a documented type ends with, when
