@@ -148,12 +148,9 @@ pub struct Module<'t> {
     imports: rustc_hash::FxHashMap<&'t str, Vec<(std::ops::Range<usize>, String)>>,
     /// Bindings of each (scope, name), in source order, with the offset where each is made.
     bindings: rustc_hash::FxHashMap<(usize, &'t str), Vec<(usize, Binding<'t>)>>,
-    /// Parameters their function's docstring gives a one-dimensional shape
-    /// (`coefs : ndarray (neqs)`), by scope and name.
-    vector_parameters: rustc_hash::FxHashSet<(usize, &'t str)>,
-    /// Parameters whose documented shapes all end in the same small number
-    /// of columns (`points : (n, 3) float`), by scope and name.
-    column_parameters: rustc_hash::FxHashMap<(usize, &'t str), u64>,
+    /// The type each parameter's docstring gives it (`points : (n, 3) float`),
+    /// by scope and name: the shape readers parse it when they ask.
+    documented: rustc_hash::FxHashMap<(usize, &'t str), &'t str>,
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
     pub conditions: Vec<ConditionSite<'t>>,
@@ -248,8 +245,7 @@ impl<'t> Module<'t> {
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
-            vector_parameters: rustc_hash::FxHashSet::default(),
-            column_parameters: rustc_hash::FxHashMap::default(),
+            documented: rustc_hash::FxHashMap::default(),
             calls: Vec::new(),
             loops: Vec::new(),
             conditions: Vec::new(),
@@ -673,22 +669,17 @@ impl<'t> Module<'t> {
             };
             let Some(name) = parameter_name(param) else { continue };
             let text = &self.text[name.byte_range()];
-            if let Some((_, ty)) = documented.iter().find(|(n, _)| *n == text) {
-                if vector_type(ty) {
-                    self.vector_parameters.insert((scope, text));
-                }
-                if let Some(k) = documented_columns(ty) {
-                    self.column_parameters.insert((scope, text), k);
-                }
+            let documented_type = documented.iter().find(|(n, _)| *n == text).map(|(_, ty)| *ty);
+            if let Some(ty) = documented_type {
+                self.documented.insert((scope, text), ty);
             }
             let binding = match annotation {
                 Some(ty) => Binding::Annotated(ty),
                 None => {
                     // The docstring's word wins over the default (`n_cycles=7.0`
                     // documented as `float | array-like`).
-                    let text = &self.text[name.byte_range()];
-                    let number = match documented.iter().find(|(n, _)| *n == text) {
-                        Some((_, ty)) => number_type(ty),
+                    let number = match documented_type {
+                        Some(ty) => number_type(ty),
                         None => param.kind_name() == "default_parameter" && param.field("value").is_some_and(number_literal),
                     };
                     let default = param
@@ -1149,7 +1140,7 @@ impl<'t> Module<'t> {
                     self.one_dimensional_at(rhs, scope, depth)
                 }
                 Some(Binding::Parameter | Binding::Annotated(_)) => {
-                    self.vector_parameters.contains(&(scope, self.text_of(expr)))
+                    self.documented.get(&(scope, self.text_of(expr))).is_some_and(|ty| vector_type(ty))
                 }
                 _ => false,
             },
@@ -1204,7 +1195,7 @@ impl<'t> Module<'t> {
                 let name = self.text_of(expr);
                 match self.lookup(scope, name, expr.start_byte())? {
                     Binding::Assigned(rhs) if self.import_at(name, expr.start_byte()).is_none() => self.columns_at(rhs, scope, depth),
-                    Binding::Parameter | Binding::Annotated(_) => self.column_parameters.get(&(scope, name)).copied(),
+                    Binding::Parameter | Binding::Annotated(_) => documented_columns(self.documented.get(&(scope, name))?),
                     _ => None,
                 }
             }

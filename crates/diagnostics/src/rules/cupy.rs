@@ -79,12 +79,10 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     let vector = |x: gpulens_syntax::Node<'_>| module.one_dimensional(x, call.site.scope);
     // The scatter matrix of points with a few columns (`np.dot(x.T, x)`
     // for (n, 3) points): as many multiply-adds per element as columns.
-    if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul")
-        && module.gram_columns(a, b, call.site.scope).is_some_and(|k| k <= 16)
+    let scatter = || module.gram_columns(a, b, call.site.scope).is_some_and(|k| k <= 16);
+    if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner")
+        && (tiny(a) || tiny(b) || vector(a) || vector(b) || (call.name != "numpy.inner" && scatter()))
     {
-        return true;
-    }
-    if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner") && (tiny(a) || tiny(b) || vector(a) || vector(b)) {
         return true;
     }
     match call.name.as_str() {
