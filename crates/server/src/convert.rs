@@ -65,7 +65,7 @@ impl Converter {
     /// earlier finding had the same fix (a function-wide rewrite is offered
     /// on each call it moves: its edits are converted once per publish).
     fn diagnostic_with<'f>(&self, doc: &Document, f: &'f Finding, fixes: &mut Vec<(&'f gpulens_diagnostics::Fix, serde_json::Value)>) -> Diagnostic {
-        let docs = Knowledge::get().library(f.library).and_then(|l| l.docs.parse::<Uri>().ok());
+        let docs = docs_uri(f.library);
         let data = f.fix.as_ref().map(|fix| {
             if let Some((_, data)) = fixes.iter().find(|(known, _)| *known == fix) {
                 return data.clone();
@@ -310,6 +310,16 @@ impl Converter {
             })
             .collect()
     }
+}
+
+/// The documentation page of a library, parsed once (every publish
+/// carries it on each diagnostic).
+fn docs_uri(library: &str) -> Option<Uri> {
+    static PAGES: std::sync::OnceLock<HashMap<&'static str, Uri>> = std::sync::OnceLock::new();
+    let pages = PAGES.get_or_init(|| {
+        Knowledge::get().libraries.iter().filter_map(|l| Some((l.id.as_str(), l.docs.parse::<Uri>().ok()?))).collect()
+    });
+    pages.get(library).cloned()
 }
 
 fn workspace_edit(uri: &Uri, edits: Vec<TextEdit>) -> WorkspaceEdit {

@@ -44,9 +44,6 @@ const EDIT_BUDGET: Duration = Duration::from_millis(5);
 /// own.
 const LARGE: usize = 100_000;
 
-/// The budget for an edit of a file of `len` bytes, None for no budget
-/// (wait for the analysis). `GPULENS_EDIT_BUDGET_MS` sets one for every
-/// file (0: publish the moved findings first, always).
 /// The threads analyses run on: two (a newer edit's analysis starts while
 /// an older one notices it is stale), at a lower priority than the threads
 /// that read the client's messages and write the answers. On a machine
@@ -76,6 +73,9 @@ fn lower_priority() {
     }
 }
 
+/// The budget for an edit of a file of `len` bytes, None for no budget
+/// (wait for the analysis). `GPULENS_EDIT_BUDGET_MS` sets one for every
+/// file (0: publish the moved findings first, always).
 fn edit_budget(len: usize) -> Option<Duration> {
     static SET: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
     let set = *SET.get_or_init(|| {
