@@ -78,6 +78,9 @@ enum Binding<'t> {
     LoopIndex,
     /// `a, b = expr` in a function: one element of what `expr` holds.
     Unpacked(Node<'t>),
+    /// `for x in expr`, `for i, x in enumerate(expr)`, `for x, y in zip(expr, …)`:
+    /// one element of what `expr` holds at a time.
+    Element(Node<'t>),
     /// `def f(name)`, `def f(name=default)`, `*name`, `**name`: whatever the caller passes.
     Parameter,
     /// `def f(name=1.5)`, or a parameter the function's docstring documents
@@ -418,6 +421,7 @@ impl<'t> Module<'t> {
                         Binding::Annotated(ty) => (":", self.text_of(*ty)),
                         Binding::LoopIndex => ("for", ""),
                         Binding::Unpacked(rhs) => ("unpack", self.text_of(*rhs)),
+                        Binding::Element(of) => ("element", self.text_of(*of)),
                         Binding::Parameter => ("parameter", ""),
                         Binding::Number(_) => ("number", ""),
                     };
@@ -706,20 +710,40 @@ impl<'t> Module<'t> {
         let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
             return;
         };
-        if left.kind_name() == "identifier"
-            && right.kind_name() == "call"
-            && right.field("function").is_some_and(|f| self.text_of(f) == "range")
-        {
-            self.bind(scope, left, Binding::LoopIndex);
-        }
-        // `for i, x in enumerate(a)`: `i` counts like a range index.
-        if matches!(left.kind_name(), "pattern_list" | "tuple_pattern")
-            && right.kind_name() == "call"
-            && right.field("function").is_some_and(|f| self.text_of(f) == "enumerate")
-        {
-            if let Some(index) = left.named_child(0).filter(|i| i.kind_name() == "identifier") {
-                self.bind(scope, index, Binding::LoopIndex);
+        let called = (right.kind_name() == "call").then(|| right.field("function").map(|f| self.text_of(f))).flatten();
+        let positional = |call: Node<'t>| -> Vec<Node<'t>> {
+            call.field("arguments").map_or(Vec::new(), |a| {
+                let mut cursor = a.walk();
+                a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
+            })
+        };
+        let names = |pattern: Node<'t>| -> Vec<Node<'t>> {
+            let mut cursor = pattern.walk();
+            pattern.named_children(&mut cursor).collect()
+        };
+        match (left.kind_name(), called) {
+            ("identifier", Some("range")) => self.bind(scope, left, Binding::LoopIndex),
+            ("identifier", _) => self.bind(scope, left, Binding::Element(right)),
+            // `for i, x in enumerate(a)`: `i` counts like a range index, `x` is an element of `a`.
+            ("pattern_list" | "tuple_pattern", Some("enumerate")) => {
+                let targets = names(left);
+                if let Some(index) = targets.first().filter(|i| i.kind_name() == "identifier") {
+                    self.bind(scope, *index, Binding::LoopIndex);
+                }
+                if let (Some(item), [iterable, ..]) = (targets.get(1).filter(|i| i.kind_name() == "identifier"), positional(right).as_slice()) {
+                    self.bind(scope, *item, Binding::Element(*iterable));
+                }
             }
+            // `for x, y in zip(a, b)`: `x` is an element of `a`, `y` of `b`.
+            ("pattern_list" | "tuple_pattern", Some("zip")) => {
+                let sources = positional(right);
+                for (target, source) in names(left).into_iter().zip(sources) {
+                    if target.kind_name() == "identifier" && source.kind_name() != "list_splat" {
+                        self.bind(scope, target, Binding::Element(source));
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1029,6 +1053,10 @@ impl<'t> Module<'t> {
                     Some(Binding::Number(Some(n))) => Value::Int(n),
                     // One element of a few numbers (`lat, lon = point` for a
                     // `tuple[float, float]`); anything else is not known.
+                    // An element of a vector is one number.
+                    Some(Binding::Element(of)) => {
+                        if self.one_dimensional_at(of, scope, depth) { Value::Scalar } else { Value::Unknown }
+                    }
                     Some(Binding::Unpacked(rhs)) => match self.eval(rhs, scope, depth) {
                         Value::Array(Some(n)) if n <= 16 => Value::Scalar,
                         _ => Value::Unknown,
@@ -1098,6 +1126,13 @@ impl<'t> Module<'t> {
                     v @ (Value::Frame(_) | Value::Grouped(_) | Value::GpuFrame) => v,
                     // An element of a CuPy array is a 0-d array, still on the GPU.
                     Value::Device(_) => Value::Device(Some(1)),
+                    // `v[k]` with `k` a number, `v` a vector: one number.
+                    Value::Unknown => {
+                        let mut cursor = expr.walk();
+                        let indices: Vec<Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
+                        let element = matches!(indices.as_slice(), [i] if matches!(self.eval(*i, scope, depth), Value::Int(_) | Value::Scalar));
+                        if element && self.one_dimensional_at(object, scope, depth) { Value::Scalar } else { Value::Unknown }
+                    }
                     _ => Value::Unknown,
                 }
             }
@@ -1151,6 +1186,13 @@ impl<'t> Module<'t> {
             }
             "call" => {
                 let Some(function) = expr.field("function") else { return false };
+                // `a.ravel()`, `a.flatten()`: flat whatever `a` was.
+                if function.kind_name() == "attribute"
+                    && function.field("attribute").is_some_and(|m| matches!(self.text_of(m), "ravel" | "flatten"))
+                    && expr.field("arguments").is_some_and(|a| a.named_child_count() == 0)
+                {
+                    return true;
+                }
                 let Some(name) = self.qualified_name(function) else { return false };
                 let positional: Vec<Node<'_>> = expr.field("arguments").map_or(Vec::new(), |a| {
                     let mut cursor = a.walk();
@@ -1165,6 +1207,8 @@ impl<'t> Module<'t> {
                     | "numpy.ones_like" | "numpy.empty_like" | "numpy.full_like" | "numpy.cumsum" | "numpy.sort" => {
                         positional.first().is_some_and(|v| self.one_dimensional_at(*v, scope, depth))
                     }
+                    // Flat by definition, whatever the input's shape.
+                    "numpy.ravel" | "numpy.flatnonzero" => true,
                     _ if ELEMENTWISE_MATH.contains(&name.as_str()) => {
                         !positional.is_empty()
                             && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))
@@ -1772,6 +1816,17 @@ fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
 /// shape it gives has one dimension other than 1 (and it gives one).
 pub(crate) fn vector_type(ty: &str) -> bool {
     let lower = ty.to_ascii_lowercase();
+    // A container of arrays (`sequence of 1-D array_like`, `list of arrays`)
+    // is not one: its elements are.
+    let containers = ["sequence of", "list of", "tuple of", "iterable of", "collection of"];
+    if lower.contains("arrays")
+        || containers.iter().any(|c| lower.find(c).is_some_and(|at| {
+            let rest = &lower[at + c.len()..];
+            rest.contains("array") || rest.contains("1-d") || rest.contains("1d") || rest.contains('(')
+        }))
+    {
+        return false;
+    }
     // Dimensionality words (`1d`, `2-D`, `nd`): all of them must say one.
     let dimensionality: Vec<&str> = lower
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
