@@ -1209,6 +1209,17 @@ impl<'t> Module<'t> {
                     }
                     // Flat by definition, whatever the input's shape.
                     "numpy.ravel" | "numpy.flatnonzero" => true,
+                    // Without `axis`, np.append flattens both operands.
+                    "numpy.append" => self.keyword(expr, "axis").is_none(),
+                    // Joining a vector to anything gives a vector (the
+                    // others must be vectors too).
+                    "numpy.concatenate" | "numpy.hstack" => positional.first().is_some_and(|seq| {
+                        matches!(seq.kind_name(), "tuple" | "list") && {
+                            let mut cursor = seq.walk();
+                            let items: Vec<Node<'_>> = seq.named_children(&mut cursor).collect();
+                            items.iter().any(|i| self.one_dimensional_at(*i, scope, depth))
+                        }
+                    }),
                     _ if ELEMENTWISE_MATH.contains(&name.as_str()) => {
                         !positional.is_empty()
                             && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))

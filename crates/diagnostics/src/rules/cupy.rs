@@ -76,7 +76,13 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     let tiny = |x: gpulens_syntax::Node<'_>| matches!(module.value(x, call.site.scope), Value::Array(Some(n)) if (2..=16).contains(&n));
     // A product with a vector (`np.dot(m, np.cos(t))`, `t` a grid of
     // points) is one multiply-add per element of the matrix.
-    let vector = |x: gpulens_syntax::Node<'_>| module.one_dimensional(x, call.site.scope);
+    // `np.diag(v)` is a vector or a diagonal matrix: a product with either
+    // is one multiply-add per element of the other operand.
+    let vector = |x: gpulens_syntax::Node<'_>| {
+        module.one_dimensional(x, call.site.scope)
+            || (x.kind_name() == "call"
+                && x.field("function").and_then(|f| module.qualified_name(f)).as_deref() == Some("numpy.diag"))
+    };
     // The scatter matrix of points with a few columns (`np.dot(x.T, x)`
     // for (n, 3) points): as many multiply-adds per element as columns.
     let scatter = || module.gram_columns(a, b, call.site.scope).is_some_and(|k| k <= 16);
