@@ -93,6 +93,36 @@ async def test_pushed_diagnostics_carry_the_document_version(vscode: GpulensClie
     ]
 
 
+async def test_an_edit_undone_publishes_the_first_findings_under_its_own_version(vscode: GpulensClient):
+    """Delete the np.abs line (version 2), put it back (version 3): the text of
+    version 1 again, whose findings the server remembers. Version 3's publish
+    must carry version 3 and version 1's ranges; an edit after it (version 4)
+    is analysed as usual."""
+    enc = vscode.encoding
+    vscode.open(URI, SPECTRUM, version=1)
+    first = await vscode.wait_published(URI, version=1)
+    line = SPECTRUM.splitlines(keepends=True)[4]
+    at = SPECTRUM.index(line)
+    vscode.change(URI, 2, [(span(SPECTRUM, at, at + len(line), enc), "")])
+    second = await vscode.wait_published(URI, version=2)
+    assert len(second.diagnostics) == 2
+    vscode.change(URI, 3, [(span(SPECTRUM, at, at, enc), line)])
+    third = await vscode.wait_published(URI, version=3)
+    assert [sliced(SPECTRUM, d.range, enc) for d in third.diagnostics] == [
+        sliced(SPECTRUM, d.range, enc) for d in first.diagnostics
+    ]
+    assert len(third.diagnostics) == 3
+    # A new text after the recalled one: a real analysis, from the right tree.
+    renamed = SPECTRUM.replace("spectrum", "power")
+    vscode.change(URI, 4, [(span(SPECTRUM, 0, len(SPECTRUM), enc), renamed)])
+    fourth = await vscode.wait_published(URI, version=4)
+    assert [sliced(renamed, d.range, enc) for d in fourth.diagnostics] == [
+        "np.random.rand(10_000_000)",
+        "np.fft.fft(signal)",
+        "np.abs(power)",
+    ]
+
+
 async def test_closing_clears_pushed_diagnostics(vscode: GpulensClient):
     vscode.open(URI, SPECTRUM)
     await vscode.wait_published(URI, version=1)

@@ -289,6 +289,20 @@ impl Document {
         self.stale
     }
 
+    /// Brings the tree up to date without a parse when the text is that of
+    /// a version parsed lately (an edit undone); returns whether it did.
+    /// Costs a hash of the text.
+    pub fn reuse_recent(&mut self) -> bool {
+        if !self.stale {
+            return true;
+        }
+        let full = self.full_reparse || self.nuls > 0;
+        let hash = text_hash(&self.rope);
+        let Some(tree) = self.recent.get(hash) else { return false };
+        self.parsed(hash, tree, full);
+        true
+    }
+
     /// Brings the tree up to date with the text. `stop` is called now and
     /// then while parsing, told whether the parser has met a syntax error
     /// yet; when it answers true the parse stops, the tree stays as it was
