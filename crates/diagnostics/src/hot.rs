@@ -6,7 +6,7 @@
 //! of those callers only.
 
 use gpulens_syntax::NodeExt;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use gpulens_syntax::{preorder, Node, Tree};
 
@@ -30,21 +30,21 @@ pub(crate) fn annotate<'t>(
     }
     // The names of the functions holding findings, then the callers that call them.
     let wanted = functions.names_holding(text, outside, findings.iter().filter(|f| !f.code.starts_with("GPU")));
-    let mut by_name: HashMap<&str, Vec<Node<'_>>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<Node<'_>>> = HashMap::default();
     for (unit, calls) in callers {
         for name in calls.iter().filter(|c| wanted.contains(c.as_str())) {
             by_name.entry(name.as_str()).or_default().push(*unit);
         }
     }
     // Name → the first line where the module's top level calls it in a loop.
-    let mut top_level: HashMap<&str, usize> = HashMap::new();
+    let mut top_level: HashMap<&str, usize> = HashMap::default();
     for site in outside.calls.iter().filter(|s| s.loop_depth > 0) {
         let Some(callee) = site.node.field("function").filter(|c| c.kind_name() == "identifier") else { continue };
         if functions.outermost(outside, site.node).is_none() {
             top_level.entry(&text[callee.byte_range()]).or_insert(site.node.start_position().row + 1);
         }
     }
-    let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::new();
+    let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::default();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
         let Some(function) = functions.holding(outside, &f.range) else { continue };
         let caller =
@@ -223,14 +223,14 @@ pub(crate) fn propagate<'t>(
     }
     // The functions calling each of those names in a loop's reach, looked
     // up by name (one pass over `callers`, not one per function with findings).
-    let mut calling: HashMap<&str, Vec<(Node<'t>, &[String])>> = HashMap::new();
+    let mut calling: HashMap<&str, Vec<(Node<'t>, &[String])>> = HashMap::default();
     for (unit, calls) in callers {
         for name in calls.iter().filter(|c| wanted.contains(c.as_str())) {
             calling.entry(name.as_str()).or_default().push((*unit, *calls));
         }
     }
     // Index loops in functions called per element.
-    let mut per_element: HashMap<usize, bool> = HashMap::new();
+    let mut per_element: HashMap<usize, bool> = HashMap::default();
     findings.retain(|f| {
         if !matches!(f.code, "NUMBA001" | "WARP001") {
             return true;
@@ -259,8 +259,8 @@ pub(crate) fn propagate<'t>(
     }
     let mut added: Vec<Finding> = Vec::new();
     // Whether a caller draws, asked once per caller (one may call many callees).
-    let mut drawing: HashMap<usize, bool> = HashMap::new();
-    let mut calls_in: HashMap<usize, Vec<Node<'t>>> = HashMap::new();
+    let mut drawing: HashMap<usize, bool> = HashMap::default();
+    let mut calls_in: HashMap<usize, Vec<Node<'t>>> = HashMap::default();
     for (callee, i) in work {
         let Some(name) = callee.field("name").map(|n| &text[n.byte_range()]) else { continue };
         let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind_name() == "class_definition");

@@ -12,7 +12,6 @@ mod registry;
 mod rules;
 mod semantic;
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
@@ -1083,10 +1082,10 @@ fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
 pub struct Cache {
     /// Function key → the fix key it was analysed under and its findings,
     /// with ranges relative to its start.
-    units: HashMap<u64, (u64, Vec<Finding>)>,
+    units: FxHashMap<u64, (u64, Vec<Finding>)>,
     /// The entries of the run before the last, so that undoing an edit (or
     /// typing through a syntax error and out of it) finds them again.
-    previous: HashMap<u64, (u64, Vec<Finding>)>,
+    previous: FxHashMap<u64, (u64, Vec<Finding>)>,
     /// Which outside names each function's text mentions, by text hash.
     scans: Scans,
     /// Of the last run: (functions reused or skipped, functions in all).
@@ -1172,7 +1171,7 @@ pub fn check_incremental_unless(
     if cancel() {
         return None;
     }
-    let mut fresh: HashMap<u64, (u64, Vec<Finding>)> = HashMap::with_capacity(plan.units.len());
+    let mut fresh: FxHashMap<u64, (u64, Vec<Finding>)> = FxHashMap::with_capacity_and_hasher(plan.units.len(), Default::default());
     let mut reused = Vec::new();
     for unit in &plan.units {
         let start = unit.range.start;
@@ -1623,9 +1622,9 @@ impl<'t> Plan<'t> {
         // works through `self`. A class without syntax errors has all its
         // methods among the units (and `self` means nothing outside them);
         // in one with errors, the rules trust no assignment.
-        let mut classes: HashMap<Option<usize>, u64> = HashMap::new();
+        let mut classes: FxHashMap<Option<usize>, u64> = FxHashMap::default();
         if scanned.iter().any(|(_, scan)| scan.text.works_through_self) {
-            let mut assignments: HashMap<usize, (bool, Vec<&str>)> = HashMap::new();
+            let mut assignments: FxHashMap<usize, (bool, Vec<&str>)> = FxHashMap::default();
             for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
                 if let Some(class) = around.last() {
                     let entry = assignments.entry(class.id()).or_insert_with(|| (class.has_error(), Vec::new()));

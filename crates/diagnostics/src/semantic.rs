@@ -7,7 +7,7 @@
 //! demand with a depth limit.
 
 use gpulens_syntax::NodeExt;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use gpulens_knowledge::{ApiKind, ApiMapping, Knowledge, SizeSpec};
 use gpulens_syntax::{grammar, Node, Tree};
@@ -240,10 +240,10 @@ impl<'t> Module<'t> {
             root: tree.root_node(),
             definitions: std::cell::OnceCell::new(),
             hidden_definitions: rustc_hash::FxHashSet::default(),
-            attributes: std::cell::RefCell::new(HashMap::new()),
-            class_assignments: std::cell::RefCell::new(HashMap::new()),
-            function_facts: std::cell::RefCell::new(HashMap::new()),
-            answers: std::cell::RefCell::new(HashMap::new()),
+            attributes: std::cell::RefCell::new(HashMap::default()),
+            class_assignments: std::cell::RefCell::new(HashMap::default()),
+            function_facts: std::cell::RefCell::new(HashMap::default()),
+            answers: std::cell::RefCell::new(HashMap::default()),
             gpu_library: std::cell::OnceCell::new(),
             text,
             imports: rustc_hash::FxHashMap::default(),
@@ -394,7 +394,7 @@ impl<'t> Module<'t> {
     /// what it is bound to.
     pub fn outside_names<'a>(&'a self, relevant: impl Fn(&str) -> bool) -> HashMap<&'t str, OutsideName<'a>> {
         use std::hash::{Hash, Hasher};
-        let mut out: HashMap<&'t str, OutsideName<'a>> = HashMap::new();
+        let mut out: HashMap<&'t str, OutsideName<'a>> = HashMap::default();
         let mut add = |name: &'t str, at: Option<usize>, what: &'a str, imported: bool| {
             let entry = out.entry(name).or_default();
             entry.imported |= imported;
@@ -1643,6 +1643,55 @@ pub fn parse_suppression(comment: &str) -> Option<Vec<String>> {
 mod tests {
     use super::*;
 
+    /// The line-by-line reading `self_assignments` must agree with.
+    fn self_assignments_by_line(text: &str) -> Vec<(usize, &str, &str)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    while line_start < text.len() {
+        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+        let line = &text[line_start..line_end];
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let mut next = line_end + 1;
+        if let Some(rest) = line[indent..].strip_prefix("self.") {
+            let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let after = rest[name_len..].trim_start_matches([' ', '\t']);
+            if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
+                let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
+                let mut open = depth(line);
+                let mut end = line_end;
+                while open > 0 && end < text.len() {
+                    let following = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
+                    open += depth(&text[end + 1..following]);
+                    end = following;
+                }
+                next = end + 1;
+                out.push((line_start + indent, &rest[..name_len], &text[line_start..end]));
+            }
+        }
+        line_start = next;
+    }
+    out
+}
+
+    proptest::proptest! {
+        #[test]
+        fn self_assignments_as_read_line_by_line(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "self.", "self.x", " = ", "==", "=", "(", ")", "[", "]", "{", "}", "\n", "    ", "\t", "a", "_b", "1", "#", "\"",
+            ]), 0..60)
+        ) {
+            let text: String = parts.concat();
+            proptest::prop_assert_eq!(self_assignments(&text), self_assignments_by_line(&text));
+        }
+    }
+
+    #[test]
+    fn self_assignments_of_a_class() {
+        let text = "class C:\n    def f(self):\n        self.a = np.zeros(\n            (3, 3))\n        self.b == 2\n\tself.c=1\n        x = self.d\n";
+        assert_eq!(self_assignments(text).iter().map(|(_, a, _)| *a).collect::<Vec<_>>(), ["a", "c"]);
+        assert_eq!(self_assignments(text), self_assignments_by_line(text));
+    }
+
     #[test]
     fn documented_vector_shapes() {
         for ty in ["ndarray (1 x neqs) or (neqs)", "(n,) float", "array of shape (n_samples,)", "1-D array", "array_like (n)"] {
@@ -1917,32 +1966,49 @@ pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
 /// brackets close). What `Module::attribute_value` reads, and what the
 /// cache key of a method working through `self` covers.
 pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
+    // Only the lines holding `self.` can start one: found with a vector
+    // search, not line by line (a 12,000-line class is read on every edit
+    // of one of its methods that asks about an attribute).
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
-    let mut line_start = 0;
-    while line_start < text.len() {
-        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
-        let line = &text[line_start..line_end];
-        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
-        let mut next = line_end + 1;
-        if let Some(rest) = line[indent..].strip_prefix("self.") {
-            let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            let after = rest[name_len..].trim_start_matches([' ', '\t']);
-            if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
-                let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
-                let mut open = depth(line);
-                let mut end = line_end;
-                while open > 0 && end < text.len() {
-                    let following = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
-                    open += depth(&text[end + 1..following]);
-                    end = following;
-                }
-                next = end + 1;
-                out.push((line_start + indent, &rest[..name_len], &text[line_start..end]));
-            }
+    // Where the next statement may start: after the last one found, with
+    // its continuation lines.
+    let mut next = 0;
+    for at in memchr::memmem::find_iter(bytes, b"self.") {
+        if at < next {
+            continue;
         }
-        line_start = next;
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        if line_start < next || !bytes[line_start..at].iter().all(|b| matches!(b, b' ' | b'\t')) {
+            continue;
+        }
+        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
+        let line = &text[line_start..line_end];
+        let rest = &text[at + 5..line_end];
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let after = rest[name_len..].trim_start_matches([' ', '\t']);
+        if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
+            let mut open = bracket_depth(line);
+            let mut end = line_end;
+            while open > 0 && end < text.len() {
+                let following = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(text.len(), |i| end + 1 + i);
+                open += bracket_depth(&text[end + 1..following]);
+                end = following;
+            }
+            next = end + 1;
+            out.push((at, &rest[..name_len], &text[line_start..end]));
+        }
     }
     out
+}
+
+/// Brackets opened minus brackets closed in `s`.
+fn bracket_depth(s: &str) -> i64 {
+    s.bytes().fold(0, |d, b| match b {
+        b'(' | b'[' | b'{' => d + 1,
+        b')' | b']' | b'}' => d - 1,
+        _ => d,
+    })
 }
 
 /// `name` is `module` or something in it (`numpy.fft` is within `numpy`,

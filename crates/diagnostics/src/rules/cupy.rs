@@ -8,7 +8,7 @@
 //! array operations, so the data can stay on the GPU between them.
 
 use gpulens_syntax::NodeExt;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use gpulens_knowledge::{ApiKind, Support};
 
@@ -134,7 +134,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
 /// np.floor(x), np.ceil(x))`) are one pass over the data, and operations in
 /// branches of an `if` that exclude each other never run together.
 pub(super) fn chains<'t>(module: &Module<'t>, in_scope: &HashMap<usize, Vec<Node<'t>>>) -> HashMap<usize, u32> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for calls in in_scope.values() {
         let statements: Vec<Node<'_>> = calls.iter().map(|c| statement_of(module, *c)).collect();
         // Past a few dozen candidates, every statement counts: the chain is

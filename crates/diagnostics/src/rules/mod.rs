@@ -17,7 +17,7 @@ pub(crate) use context::PLOTTING;
 pub(crate) use cupy::{light_array_operation, CHAIN as CUPY_CHAIN};
 pub(crate) use models::{names_work_on_arrays, INDEX_WORK, NEIGHBOUR_QUERIES, WORK as MODEL_WORK};
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::{ApiMapping, Fallback, Knowledge, Library};
@@ -32,8 +32,8 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         cx.module.calls.iter().map(|site| (site, cx.module.resolve_call_in(site.node, site.scope))).collect();
     // CuPy candidates per scope, so light operations can be judged by the
     // chain they are part of; each call judged once.
-    let mut in_scope: HashMap<usize, Vec<Node<'_>>> = HashMap::new();
-    let mut candidates: HashMap<usize, Option<Value>> = HashMap::new();
+    let mut in_scope: HashMap<usize, Vec<Node<'_>>> = HashMap::default();
+    let mut candidates: HashMap<usize, Option<Value>> = HashMap::default();
     for (site, resolved) in &resolved {
         if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
             let value = cupy::candidate(&Call { site, name, api, cx });
