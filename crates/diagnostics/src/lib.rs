@@ -1468,6 +1468,18 @@ struct Scan {
     named: std::sync::Arc<Named>,
 }
 
+/// Pushes `item` to the end of `list`, which keeps the last
+/// [`OUTSIDE_SUMMARIES`] - 1 (with the current one, as many as summaries).
+fn keep_recent<T>(list: &mut Vec<T>, item: T) {
+    if list.len() + 1 >= OUTSIDE_SUMMARIES {
+        list.remove(0);
+    }
+    list.push(item);
+}
+
+/// How many outside summaries [`Scans`] keeps.
+const OUTSIDE_SUMMARIES: usize = 4;
+
 /// Token scans of function texts, valid while the set of outside names is the same.
 #[derive(Debug, Default)]
 struct Scans {
@@ -1478,14 +1490,20 @@ struct Scans {
     /// the outside names of `names`: a syntax error that moves a function's
     /// text outside changes them, and the texts need not be read again).
     named: FxHashMap<u64, std::sync::Arc<Named>>,
-    /// The last document's outside summary.
-    outside: Option<std::sync::Arc<OutsideSummary>>,
+    /// The outside summaries of the last few analyses, the latest last: a
+    /// character that breaks a function's syntax moves code outside the
+    /// units, and deleting it brings the summary before it back.
+    outside: Vec<std::sync::Arc<OutsideSummary>>,
     /// (text hash, position among the units) → the hash of the outside
     /// names a function of that text reaches there and what they are bound
     /// to: the costly part of its key, the same at every edit elsewhere.
     reach: FxHashMap<(u64, usize), u64>,
     /// The outside fingerprint and names hash `reach` holds for.
     reach_for: (u64, u64),
+    /// `named` and `reach` for the last few other names hashes and
+    /// fingerprints, the latest last.
+    earlier_named: Vec<(u64, FxHashMap<u64, std::sync::Arc<Named>>)>,
+    earlier_reach: Vec<((u64, u64), FxHashMap<(u64, usize), u64>)>,
     /// The last plan's tree, kept alive so that a subtree of the next tree
     /// with the same id is the same subtree (tree-sitter reuses a subtree
     /// only where the text was not edited), never a new one at a freed
@@ -1507,14 +1525,21 @@ impl<'t> Plan<'t> {
         let starts: Vec<usize> = found.iter().map(|(_, range, _, _)| range.start).collect();
         let fingerprint = outside_fingerprint(text, &found);
         let mut outside = None;
-        let summary = match &scans.outside {
-            Some(known) if known.fingerprint == fingerprint => known.clone(),
-            _ => {
+        let summary = match scans.outside.iter().position(|known| known.fingerprint == fingerprint) {
+            Some(i) => {
+                let known = scans.outside.remove(i);
+                scans.outside.push(known.clone());
+                known
+            }
+            None => {
                 let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
                 let module = Module::new_skipping(text, tree, knowledge, &all);
                 let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts, fingerprint));
                 outside = Some(module);
-                scans.outside = Some(summary.clone());
+                if scans.outside.len() == OUTSIDE_SUMMARIES {
+                    scans.outside.remove(0);
+                }
+                scans.outside.push(summary.clone());
                 summary
             }
         };
@@ -1539,8 +1564,12 @@ impl<'t> Plan<'t> {
             h.finish()
         };
         if names_hash != scans.names {
-            scans.named.clear();
-            scans.names = names_hash;
+            // Those of an earlier set of names when it comes back (the
+            // character that broke a function's syntax deleted again).
+            let back = scans.earlier_named.iter().position(|(h, _)| *h == names_hash).map(|i| scans.earlier_named.remove(i));
+            let current = (scans.names, std::mem::take(&mut scans.named));
+            keep_recent(&mut scans.earlier_named, current);
+            (scans.names, scans.named) = back.unwrap_or((names_hash, FxHashMap::default()));
         }
         let mut by_node: FxHashMap<(usize, usize), u64> = FxHashMap::default();
         let mut seen: FxHashMap<u64, std::sync::Arc<TextScan>> = FxHashMap::default();
@@ -1657,8 +1686,10 @@ impl<'t> Plan<'t> {
         }
         let mut reach = std::mem::take(&mut scans.reach);
         if scans.reach_for != (fingerprint, names_hash) {
-            reach.clear();
-            scans.reach_for = (fingerprint, names_hash);
+            let key = (fingerprint, names_hash);
+            let back = scans.earlier_reach.iter().position(|(k, _)| *k == key).map(|i| scans.earlier_reach.remove(i));
+            keep_recent(&mut scans.earlier_reach, (scans.reach_for, reach));
+            (scans.reach_for, reach) = back.unwrap_or((key, FxHashMap::default()));
         }
         // What this run uses is kept for the next (as with `by_text`).
         let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();

@@ -103,6 +103,41 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+
+    /// Edits that are undone (a character typed and deleted, as in an
+    /// editor) bring back texts, and with them what the analysis kept of
+    /// the code outside the functions for an earlier text.
+    #[test]
+    fn edits_undone_equal_fresh(
+        which in 0usize..64,
+        edits in prop::collection::vec((0.0f64..1.0, prop::sample::select(PIECES), any::<bool>()), 1..8),
+    ) {
+        let all = fixtures();
+        let mut doc = Document::new(&all[which % all.len()]);
+        let mut cache = Cache::default();
+        let (settings, gpu) = (Settings::default(), GpuProfile::none());
+        check_incremental(&doc.to_string(), doc.tree(), &settings, &gpu, &mut cache);
+        for (at, piece, undo) in edits {
+            let before = doc.to_string();
+            let mut start = (before.len() as f64 * at) as usize;
+            while !before.is_char_boundary(start) {
+                start -= 1;
+            }
+            replace_bytes(&mut doc, start..start, piece);
+            let text = doc.to_string();
+            prop_assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu), "text:\n{}", text);
+            if undo {
+                replace_bytes(&mut doc, start..start + piece.len(), "");
+                let text = doc.to_string();
+                prop_assert_eq!(&text, &before);
+                prop_assert_eq!(check_incremental(&text, doc.tree(), &settings, &gpu, &mut cache), check(&text, doc.tree(), &settings, &gpu), "text:\n{}", text);
+            }
+        }
+    }
+}
+
 /// Found by the property test: a cached function must be re-analysed when a
 /// module-level value it reads changes through another name (`a = np.sort(big)`
 /// after `big` is renamed).
