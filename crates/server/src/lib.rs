@@ -44,12 +44,6 @@ const EDIT_BUDGET: Duration = Duration::from_millis(5);
 /// own.
 const LARGE: usize = 100_000;
 
-/// The threads analyses run on: two (a newer edit's analysis starts while
-/// an older one notices it is stale), at a lower priority than the threads
-/// that read the client's messages and write the answers. On a machine
-/// with few cores a long analysis (a syntax error in a large file) then
-/// does not hold up the stand-in findings published for it, nor the next
-/// edit's notification.
 /// Edit analyses handed to the analysis threads so far.
 static EDIT_JOBS: AtomicU64 = AtomicU64::new(0);
 
@@ -75,6 +69,12 @@ fn linger(queued: u64) {
     }
 }
 
+/// The threads analyses run on: two (a newer edit's analysis starts while
+/// an older one notices it is stale), at a lower priority than the threads
+/// that read the client's messages and write the answers. On a machine
+/// with few cores a long analysis (a syntax error in a large file) then
+/// does not hold up the stand-in findings published for it, nor the next
+/// edit's notification.
 fn analysis_pool() -> &'static rayon::ThreadPool {
     static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {

@@ -87,6 +87,8 @@ pub struct Document {
     recent: Recent<Tree>,
     /// `text_hash` of the text `tree` was parsed from.
     hash: u64,
+    /// While stale: the hash of the current text, once worked out.
+    stale_hash: Option<u64>,
     /// Every edit since the last parse kept the tree's shape (see
     /// [`Document::keeps_shape`]): the edited tree needs no parse.
     shape_kept: bool,
@@ -182,6 +184,7 @@ impl Document {
             recent,
             tree,
             hash,
+            stale_hash: None,
             rope,
             lone_crs,
             nuls: count_nuls(text),
@@ -278,6 +281,7 @@ impl Document {
                 }
             }
             self.stale = true;
+            self.stale_hash = None;
             // While the text has or had a NUL, parse from scratch (see `nuls`).
             self.full_reparse |= self.nuls > 0;
         }
@@ -297,7 +301,7 @@ impl Document {
             return true;
         }
         let full = self.full_reparse || self.nuls > 0;
-        let hash = text_hash(&self.rope);
+        let hash = *self.stale_hash.get_or_insert_with(|| text_hash(&self.rope));
         let Some(tree) = self.recent.get(hash) else { return false };
         self.parsed(hash, tree, full);
         true
@@ -321,7 +325,7 @@ impl Document {
         }
         let full = self.full_reparse || self.nuls > 0;
         // (The hash covers the length too.)
-        let hash = text_hash(&self.rope);
+        let hash = *self.stale_hash.get_or_insert_with(|| text_hash(&self.rope));
         // The same text as a version parsed lately (an edit undone): its tree.
         if let Some(tree) = self.recent.get(hash) {
             self.parsed(hash, tree, full);
