@@ -1283,8 +1283,6 @@ struct Plan<'t> {
 /// that they hold when the units before them change length.
 #[derive(Debug)]
 struct OutsideSummary {
-    /// [`outside_fingerprint`] of the code it was made from.
-    fingerprint: u64,
     /// The outside names (see [`Module::outside_names`]).
     names: FxHashMap<String, NameFacts>,
     /// A hash of the sorted names.
@@ -1308,7 +1306,7 @@ struct NameFacts {
 }
 
 impl OutsideSummary {
-    fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize], fingerprint: u64) -> OutsideSummary {
+    fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize]) -> OutsideSummary {
         let relevant = |target: &str| relevant_module(knowledge, target);
         let found = outside.outside_names(relevant);
         // Findings depend on which of the libraries the rules know the module
@@ -1365,7 +1363,7 @@ impl OutsideSummary {
                 (name.to_string(), target.to_string(), units_before(scope.start)..units_before(scope.end))
             })
             .collect();
-        OutsideSummary { fingerprint, names, names_hash: names_hash.finish(), depends, global, for_fixes, class_imports }
+        OutsideSummary { names, names_hash: names_hash.finish(), depends, global, for_fixes, class_imports }
     }
 }
 
@@ -1468,17 +1466,37 @@ struct Scan {
     named: std::sync::Arc<Named>,
 }
 
-/// Pushes `item` to the end of `list`, which keeps the last
-/// [`OUTSIDE_SUMMARIES`] - 1 (with the current one, as many as summaries).
-fn keep_recent<T>(list: &mut Vec<T>, item: T) {
-    if list.len() + 1 >= OUTSIDE_SUMMARIES {
-        list.remove(0);
-    }
-    list.push(item);
+/// The values of the last few keys, the latest last ([`Recently::LEN`] of
+/// them, found by a linear search): what the analysis made for the last
+/// few texts, which an edit undone brings back.
+#[derive(Debug)]
+struct Recently<K, V> {
+    items: Vec<(K, V)>,
 }
 
-/// How many outside summaries [`Scans`] keeps.
-const OUTSIDE_SUMMARIES: usize = 4;
+impl<K, V> Default for Recently<K, V> {
+    fn default() -> Self {
+        Recently { items: Vec::new() }
+    }
+}
+
+impl<K: PartialEq, V> Recently<K, V> {
+    const LEN: usize = 4;
+
+    /// Removes the value kept for `key`, if any.
+    fn take(&mut self, key: &K) -> Option<V> {
+        let at = self.items.iter().position(|(k, _)| k == key)?;
+        Some(self.items.remove(at).1)
+    }
+
+    /// Keeps `value` for `key` as the latest, dropping the oldest past [`Recently::LEN`].
+    fn keep(&mut self, key: K, value: V) {
+        if self.items.len() == Self::LEN {
+            self.items.remove(0);
+        }
+        self.items.push((key, value));
+    }
+}
 
 /// Token scans of function texts, valid while the set of outside names is the same.
 #[derive(Debug, Default)]
@@ -1490,10 +1508,10 @@ struct Scans {
     /// the outside names of `names`: a syntax error that moves a function's
     /// text outside changes them, and the texts need not be read again).
     named: FxHashMap<u64, std::sync::Arc<Named>>,
-    /// The outside summaries of the last few analyses, the latest last: a
+    /// The outside summaries of the last few analyses, by fingerprint: a
     /// character that breaks a function's syntax moves code outside the
     /// units, and deleting it brings the summary before it back.
-    outside: Vec<std::sync::Arc<OutsideSummary>>,
+    outside: Recently<u64, std::sync::Arc<OutsideSummary>>,
     /// (text hash, position among the units) → the hash of the outside
     /// names a function of that text reaches there and what they are bound
     /// to: the costly part of its key, the same at every edit elsewhere.
@@ -1502,8 +1520,8 @@ struct Scans {
     reach_for: (u64, u64),
     /// `named` and `reach` for the last few other names hashes and
     /// fingerprints, the latest last.
-    earlier_named: Vec<(u64, FxHashMap<u64, std::sync::Arc<Named>>)>,
-    earlier_reach: Vec<((u64, u64), FxHashMap<(u64, usize), u64>)>,
+    earlier_named: Recently<u64, FxHashMap<u64, std::sync::Arc<Named>>>,
+    earlier_reach: Recently<(u64, u64), FxHashMap<(u64, usize), u64>>,
     /// The last plan's tree, kept alive so that a subtree of the next tree
     /// with the same id is the same subtree (tree-sitter reuses a subtree
     /// only where the text was not edited), never a new one at a freed
@@ -1525,24 +1543,14 @@ impl<'t> Plan<'t> {
         let starts: Vec<usize> = found.iter().map(|(_, range, _, _)| range.start).collect();
         let fingerprint = outside_fingerprint(text, &found);
         let mut outside = None;
-        let summary = match scans.outside.iter().position(|known| known.fingerprint == fingerprint) {
-            Some(i) => {
-                let known = scans.outside.remove(i);
-                scans.outside.push(known.clone());
-                known
-            }
-            None => {
-                let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
-                let module = Module::new_skipping(text, tree, knowledge, &all);
-                let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts, fingerprint));
-                outside = Some(module);
-                if scans.outside.len() == OUTSIDE_SUMMARIES {
-                    scans.outside.remove(0);
-                }
-                scans.outside.push(summary.clone());
-                summary
-            }
-        };
+        let summary = scans.outside.take(&fingerprint).unwrap_or_else(|| {
+            let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
+            let module = Module::new_skipping(text, tree, knowledge, &all);
+            let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts));
+            outside = Some(module);
+            summary
+        });
+        scans.outside.keep(fingerprint, summary.clone());
         let names = &summary.names;
         let depends = &summary.depends;
         // Module-level `def`s and `class`es: rules ask whether a name is one
@@ -1566,10 +1574,10 @@ impl<'t> Plan<'t> {
         if names_hash != scans.names {
             // Those of an earlier set of names when it comes back (the
             // character that broke a function's syntax deleted again).
-            let back = scans.earlier_named.iter().position(|(h, _)| *h == names_hash).map(|i| scans.earlier_named.remove(i));
-            let current = (scans.names, std::mem::take(&mut scans.named));
-            keep_recent(&mut scans.earlier_named, current);
-            (scans.names, scans.named) = back.unwrap_or((names_hash, FxHashMap::default()));
+            let back = scans.earlier_named.take(&names_hash).unwrap_or_default();
+            let current = std::mem::replace(&mut scans.named, back);
+            scans.earlier_named.keep(scans.names, current);
+            scans.names = names_hash;
         }
         let mut by_node: FxHashMap<(usize, usize), u64> = FxHashMap::default();
         let mut seen: FxHashMap<u64, std::sync::Arc<TextScan>> = FxHashMap::default();
@@ -1687,9 +1695,9 @@ impl<'t> Plan<'t> {
         let mut reach = std::mem::take(&mut scans.reach);
         if scans.reach_for != (fingerprint, names_hash) {
             let key = (fingerprint, names_hash);
-            let back = scans.earlier_reach.iter().position(|(k, _)| *k == key).map(|i| scans.earlier_reach.remove(i));
-            keep_recent(&mut scans.earlier_reach, (scans.reach_for, reach));
-            (scans.reach_for, reach) = back.unwrap_or((key, FxHashMap::default()));
+            let back = scans.earlier_reach.take(&key).unwrap_or_default();
+            scans.earlier_reach.keep(scans.reach_for, std::mem::replace(&mut reach, back));
+            scans.reach_for = key;
         }
         // What this run uses is kept for the next (as with `by_text`).
         let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();
