@@ -711,12 +711,6 @@ impl<'t> Module<'t> {
             return;
         };
         let called = (right.kind_name() == "call").then(|| right.field("function").map(|f| self.text_of(f))).flatten();
-        let positional = |call: Node<'t>| -> Vec<Node<'t>> {
-            call.field("arguments").map_or(Vec::new(), |a| {
-                let mut cursor = a.walk();
-                a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
-            })
-        };
         let names = |pattern: Node<'t>| -> Vec<Node<'t>> {
             let mut cursor = pattern.walk();
             pattern.named_children(&mut cursor).collect()
@@ -730,13 +724,13 @@ impl<'t> Module<'t> {
                 if let Some(index) = targets.first().filter(|i| i.kind_name() == "identifier") {
                     self.bind(scope, *index, Binding::LoopIndex);
                 }
-                if let (Some(item), [iterable, ..]) = (targets.get(1).filter(|i| i.kind_name() == "identifier"), positional(right).as_slice()) {
+                if let (Some(item), [iterable, ..]) = (targets.get(1).filter(|i| i.kind_name() == "identifier"), positional_arguments(right).as_slice()) {
                     self.bind(scope, *item, Binding::Element(*iterable));
                 }
             }
             // `for x, y in zip(a, b)`: `x` is an element of `a`, `y` of `b`.
             ("pattern_list" | "tuple_pattern", Some("zip")) => {
-                let sources = positional(right);
+                let sources = positional_arguments(right);
                 for (target, source) in names(left).into_iter().zip(sources) {
                     if target.kind_name() == "identifier" && source.kind_name() != "list_splat" {
                         self.bind(scope, target, Binding::Element(source));
@@ -1194,10 +1188,7 @@ impl<'t> Module<'t> {
                     return true;
                 }
                 let Some(name) = self.qualified_name(function) else { return false };
-                let positional: Vec<Node<'_>> = expr.field("arguments").map_or(Vec::new(), |a| {
-                    let mut cursor = a.walk();
-                    a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
-                });
+                let positional = positional_arguments(expr);
                 match name.as_str() {
                     "numpy.arange" | "numpy.linspace" | "numpy.logspace" | "numpy.geomspace" => true,
                     // A length, not a shape tuple.
@@ -1645,33 +1636,33 @@ mod tests {
 
     /// The line-by-line reading `self_assignments` must agree with.
     fn self_assignments_by_line(text: &str) -> Vec<(usize, &str, &str)> {
-    let mut out = Vec::new();
-    let mut line_start = 0;
-    while line_start < text.len() {
-        let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
-        let line = &text[line_start..line_end];
-        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
-        let mut next = line_end + 1;
-        if let Some(rest) = line[indent..].strip_prefix("self.") {
-            let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            let after = rest[name_len..].trim_start_matches([' ', '\t']);
-            if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
-                let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
-                let mut open = depth(line);
-                let mut end = line_end;
-                while open > 0 && end < text.len() {
-                    let following = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
-                    open += depth(&text[end + 1..following]);
-                    end = following;
+        let mut out = Vec::new();
+        let mut line_start = 0;
+        while line_start < text.len() {
+            let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+            let line = &text[line_start..line_end];
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+            let mut next = line_end + 1;
+            if let Some(rest) = line[indent..].strip_prefix("self.") {
+                let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+                let after = rest[name_len..].trim_start_matches([' ', '\t']);
+                if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
+                    let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
+                    let mut open = depth(line);
+                    let mut end = line_end;
+                    while open > 0 && end < text.len() {
+                        let following = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
+                        open += depth(&text[end + 1..following]);
+                        end = following;
+                    }
+                    next = end + 1;
+                    out.push((line_start + indent, &rest[..name_len], &text[line_start..end]));
                 }
-                next = end + 1;
-                out.push((line_start + indent, &rest[..name_len], &text[line_start..end]));
             }
+            line_start = next;
         }
-        line_start = next;
+        out
     }
-    out
-}
 
     proptest::proptest! {
         #[test]
@@ -1948,6 +1939,14 @@ pub(crate) fn number_type(ty: &str) -> bool {
         }
     }
     numeric
+}
+
+/// The positional arguments of `call`, in order (no keywords, no comments).
+pub(crate) fn positional_arguments(call: Node<'_>) -> Vec<Node<'_>> {
+    call.field("arguments").map_or(Vec::new(), |a| {
+        let mut cursor = a.walk();
+        a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
+    })
 }
 
 pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {

@@ -117,10 +117,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     {
         return true;
     }
-    let Some(args) = node.field("arguments") else { return false };
-    let mut cursor = args.walk();
-    let positional: Vec<_> = args.named_children(&mut cursor).filter(|a| !matches!(a.kind_name(), "keyword_argument" | "comment")).collect();
-    positional.into_iter().any(|arg| {
+    crate::semantic::positional_arguments(node).into_iter().any(|arg| {
         determinant_taken(call, arg)
             || context::small_structure(cx, node, arg)
             || context::names_a_transform(cx, arg)
