@@ -188,21 +188,34 @@ fn verify(doc: &Document, model: &str, cache: &mut Cache, s: &Scenario, step: us
 }
 
 /// The byte ranges of the outermost function and class definitions of
-/// `tree` that hold a syntax error.
+/// `tree` that hold a syntax error, each with the broken statements right
+/// after it: error recovery can fold the next definition into the broken
+/// one (`def k(a):` with a broken body, then `def loop(...)` read as a call
+/// and a loop at the top level), which a parse without `k` reads as it is.
 fn broken_definitions(tree: &Tree) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut stack = vec![tree.root_node()];
-    while let Some(node) = stack.pop() {
-        if !node.has_error() {
-            continue;
-        }
-        if matches!(node.kind(), "function_definition" | "class_definition" | "decorated_definition") {
-            out.push(node.byte_range());
-            continue;
-        }
+    fn visit(node: gpulens_syntax::Node<'_>, out: &mut Vec<std::ops::Range<usize>>) {
+        let mut run: Option<std::ops::Range<usize>> = None;
         let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
+        for child in node.children(&mut cursor) {
+            let definition = matches!(child.kind(), "function_definition" | "class_definition" | "decorated_definition");
+            match &mut run {
+                Some(r) if child.has_error() => r.end = child.end_byte(),
+                _ if definition && child.has_error() => {
+                    out.extend(run.take());
+                    run = Some(child.byte_range());
+                }
+                _ => {
+                    out.extend(run.take());
+                    if child.has_error() {
+                        visit(child, out);
+                    }
+                }
+            }
+        }
+        out.extend(run);
     }
+    let mut out = Vec::new();
+    visit(tree.root_node(), &mut out);
     out
 }
 
