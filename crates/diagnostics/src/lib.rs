@@ -752,10 +752,10 @@ fn without_strings(code: &str) -> Option<String> {
 /// them (a string doesn't end, an f-string holds `:=`).
 fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
     let mut i = 0;
-    while let Some(at) = bytes[i..].iter().position(|b| matches!(b, b'\'' | b'"' | b'#')) {
+    while let Some(at) = memchr::memchr3(b'\'', b'"', b'#', &bytes[i..]) {
         i += at;
         if bytes[i] == b'#' {
-            let end = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |e| i + e);
+            let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |e| i + e);
             f(i..end);
             i = end;
             continue;
@@ -771,20 +771,23 @@ fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
         let open = if triple { 3 } else { 1 };
         let mut j = i + open;
         let end = loop {
-            if j >= bytes.len() || (!triple && bytes[j] == b'\n') {
+            // The next byte that can end it: its quote, a backslash (which
+            // keeps the quote after it, in raw strings too), or a line break
+            // (which ends a one-line string unfinished).
+            let next = if triple { memchr::memchr2(quote, b'\\', &bytes[j..]) } else { memchr::memchr3(quote, b'\\', b'\n', &bytes[j..]) };
+            let Some(at) = next else { return false };
+            j += at;
+            match bytes[j] {
+                b'\n' => return false,
+                b'\\' => j += 2,
+                _ if !triple || bytes[j..].starts_with(&[quote, quote, quote]) => break j + open,
+                _ => j += 1,
+            }
+            if j >= bytes.len() {
                 return false;
             }
-            // (A backslash keeps the quote after it in raw strings too.)
-            if bytes[j] == b'\\' {
-                j += 2;
-                continue;
-            }
-            if bytes[j] == quote && (!triple || bytes[j..].starts_with(&[quote, quote, quote])) {
-                break j + open;
-            }
-            j += 1;
         };
-        if formatted && bytes[i..end].windows(2).any(|w| w == b":=") {
+        if formatted && memchr::memmem::find(&bytes[i..end], b":=").is_some() {
             return false;
         }
         f(p..end);
@@ -802,14 +805,42 @@ fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
 /// holding one.)
 fn plain_code(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
+    // Bytes to look at: the stray ASCII ones, `!` (stray but in `!=`),
+    // and those past ASCII (stray unless a letter or digit).
+    const LOOK: [bool; 256] = {
+        let mut look = [false; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            look[c] = matches!(b, b'$' | b'?' | b'`' | b'!' | 0x7f | 0x80..=0xff)
+                || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c));
+            c += 1;
+        }
+        look
+    };
     let stray = |code: &str| {
         let b = code.as_bytes();
-        b.iter().enumerate().any(|(i, &c)| match c {
-            b'$' | b'?' | b'`' => true,
-            b'!' => b.get(i + 1) != Some(&b'='),
-            b'\t' | b'\n' | b'\r' | 0x0c => false,
-            _ => c < 0x20 || c == 0x7f,
-        }) || (!code.is_ascii() && code.chars().any(|c| !c.is_ascii() && !c.is_alphanumeric()))
+        let mut i = 0;
+        while i < b.len() {
+            if LOOK[b[i] as usize] {
+                match b[i] {
+                    b'!' if b.get(i + 1) == Some(&b'=') => {}
+                    0x80.. => {
+                        // A character past ASCII (`i` is on a boundary: every
+                        // byte before was ASCII or a whole character).
+                        let c = code[i..].chars().next().expect("a character");
+                        if !c.is_alphanumeric() {
+                            return true;
+                        }
+                        i += c.len_utf8();
+                        continue;
+                    }
+                    _ => return true,
+                }
+            }
+            i += 1;
+        }
+        false
     };
     let mut plain = bytes.to_vec();
     let mut at = 0;
@@ -1928,13 +1959,23 @@ fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
 /// Calls `f` with every identifier-like token of `text` (bytes past ASCII
 /// count as identifier characters, so tokens end on character boundaries).
 fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    const IDENT: [bool; 256] = {
+        let mut ident = [false; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            ident[c] = b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+            c += 1;
+        }
+        ident
+    };
     let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let mut i = 0;
     while i < bytes.len() {
-        if is_ident(bytes[i]) {
+        if IDENT[bytes[i] as usize] {
             let start = i;
-            while i < bytes.len() && is_ident(bytes[i]) {
+            i += 1;
+            while i < bytes.len() && IDENT[bytes[i] as usize] {
                 i += 1;
             }
             if !bytes[start].is_ascii_digit() {
