@@ -152,11 +152,14 @@ pub fn parse_excluding(text: &str, skip: &[Range<usize>]) -> Tree {
     if skip.is_empty() {
         return crate::parse(text);
     }
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1)).collect();
-    let point = |offset: usize| {
-        let row = line_starts.partition_point(|&s| s <= offset) - 1;
-        Point { row, column: offset - line_starts[row] }
+    // Points of offsets asked in order: line breaks counted from the last.
+    let bytes = text.as_bytes();
+    let (mut row, mut counted) = (0, 0);
+    let mut point = |offset: usize| {
+        row += memchr::memchr_iter(b'\n', &bytes[counted..offset]).count();
+        counted = offset;
+        let line_start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+        Point { row, column: offset - line_start }
     };
     let mut ranges = Vec::with_capacity(skip.len() + 1);
     let mut at = 0;
@@ -252,6 +255,22 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
                 break;
             }
             let c = b[i];
+            match BYTE_CLASS[c as usize] {
+                // A run of bytes that only say the line doesn't end in `:`.
+                PLAIN => {
+                    colon_at_depth0_last = false;
+                    i += 1;
+                    while i < b.len() && BYTE_CLASS[b[i] as usize] == PLAIN {
+                        i += 1;
+                    }
+                    continue;
+                }
+                BLANK => {
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
             match c {
                 0 => return None,
                 b'#' => {
@@ -315,11 +334,28 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
     Some((lines, long))
 }
 
-fn line_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] != b'\n' {
-        i += 1;
+/// How [`logical_lines`] reads a byte: one that only means a line doesn't
+/// end in `:` (most), white space that means nothing (but a line break), or
+/// one it looks at.
+const PLAIN: u8 = 0;
+const BLANK: u8 = 1;
+const SPECIAL: u8 = 2;
+const BYTE_CLASS: [u8; 256] = {
+    let mut class = [PLAIN; 256];
+    let mut c = 0;
+    while c < 256 {
+        class[c] = match c as u8 {
+            b' ' | b'\t' | b'\r' | 0x0c => BLANK,
+            0 | b'#' | b'\\' | b'\n' | b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'\'' | b'"' | b':' => SPECIAL,
+            _ => PLAIN,
+        };
+        c += 1;
     }
-    i
+    class
+};
+
+fn line_end(b: &[u8], i: usize) -> usize {
+    memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |e| i + e)
 }
 
 /// The string prefix letters just before the quote at `quote` (`rb`, `f`, …).
@@ -349,6 +385,11 @@ fn scan_string(b: &[u8], i: usize, prefix: &[u8], long: &mut Vec<Range<usize>>) 
     let open = if triple { i + 3 } else { i + 1 };
     let mut j = open;
     loop {
+        if !formatted {
+            // Straight to the next byte that can matter.
+            let next = if triple { memchr::memchr2(q, b'\\', &b[j.min(b.len())..]) } else { memchr::memchr3(q, b'\\', b'\n', &b[j.min(b.len())..]) };
+            j += next?;
+        }
         let c = *b.get(j)?;
         match c {
             b'\\' => {

@@ -89,7 +89,7 @@ impl LineIndex {
         let bytes = text.as_bytes();
         let mut starts = vec![0u32];
         let mut i = 0;
-        while let Some(off) = memchr2(b'\n', b'\r', &bytes[i..]) {
+        while let Some(off) = memchr::memchr2(b'\n', b'\r', &bytes[i..]) {
             let at = i + off;
             let next = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') { at + 2 } else { at + 1 };
             starts.push(next as u32);
@@ -144,10 +144,6 @@ pub(crate) fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
         offset -= 1;
     }
     offset
-}
-
-fn memchr2(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&x| x == a || x == b)
 }
 
 #[cfg(test)]
