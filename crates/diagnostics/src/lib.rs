@@ -598,7 +598,10 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                 None => false,
             };
             let local_arrays = local.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
-            let loop_writes = (arrays || local_arrays) && ranges && code.iter().any(|part| writes_or_accumulates(part.as_bytes()));
+            let loop_writes = (arrays || local_arrays)
+                && ranges
+                && writes_or_accumulates(code[0].as_bytes())
+                && index_loop_may_be_kernel(&text[d.range.clone()]);
             // (In a loop, a light operation is reported only on a whole axis
             // of an array: `x[:, j]`.)
             let chain = light >= rules::CUPY_CHAIN || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()));
@@ -967,6 +970,89 @@ fn whole_axis_slice(code: &[u8]) -> bool {
         let colons = rest.iter().position(|b| !(*b == b':' || blank(b))).unwrap_or(rest.len());
         colons > 0 && rest[0] == b':' && matches!(rest.get(colons), Some(b',' | b']'))
     })
+}
+
+/// Words that stop a loop from being a kernel wherever they stand in its
+/// body (`rules::loops` reads the statements and expressions they begin).
+const NOT_IN_KERNELS: &[&str] = &[
+    "return", "yield", "raise", "try", "with", "global", "nonlocal", "await", "del", "while", "import", "def",
+    "class", "lambda",
+];
+
+/// Whether `function` (a definition's text) has a `for` loop over
+/// `range(…)` or `enumerate(…)` (the loops the index-loop rules read) whose
+/// body writes an element or accumulates, and names none of
+/// [`NOT_IN_KERNELS`] outside its strings and comments. Over-approximated
+/// from indentation; `true` where its strings can't be told.
+fn index_loop_may_be_kernel(function: &str) -> bool {
+    let Some(code) = without_strings(function) else { return true };
+    let lines = logical_lines(&code);
+    lines.iter().enumerate().any(|(i, &(indent, line))| {
+        let mut words = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+        let first = words.next();
+        let first = if first == Some("async") { words.next() } else { first };
+        if first != Some("for") {
+            return false;
+        }
+        // Its body: after the header's `:` (outside brackets), then the
+        // lines indented under it.
+        let mut depth = 0i32;
+        let Some(colon) = line.bytes().position(|b| {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                _ => {}
+            }
+            b == b':' && depth == 0
+        }) else {
+            return true;
+        };
+        let header = &line[..colon];
+        let mut over_indices = false;
+        for_each_name(header, |w| over_indices |= w == "range" || w == "enumerate");
+        if !over_indices {
+            return false;
+        }
+        let inline = &line[colon + 1..];
+        let below = lines[i + 1..].iter().take_while(|(inner, _)| *inner > indent).map(|(_, l)| *l);
+        let body: Vec<&str> = std::iter::once(inline).chain(below).collect();
+        let mut blocked = false;
+        for part in &body {
+            for_each_name(part, |w| blocked |= NOT_IN_KERNELS.contains(&w));
+        }
+        !blocked && body.iter().any(|part| writes_or_accumulates(part.as_bytes()))
+    })
+}
+
+/// The logical lines of `code` (strings and comments blanked): each with
+/// its indentation, split at line breaks outside brackets and not after a
+/// backslash; blank lines left out.
+fn logical_lines(code: &str) -> Vec<(usize, &str)> {
+    let bytes = code.as_bytes();
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        let mut depth = 0i32;
+        let mut end = at;
+        while end < bytes.len() {
+            match bytes[end] {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'\\' => end += if bytes[end + 1..].starts_with(b"\r\n") { 2 } else { 1 },
+                b'\n' | b'\r' if depth <= 0 => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        at = end + 1;
+        let line = &code[start..end.min(bytes.len())];
+        let body = line.trim_start_matches([' ', '\t', '\x0c']);
+        if !body.trim().is_empty() {
+            lines.push((line.len() - body.len(), body));
+        }
+    }
+    lines
 }
 
 /// Whether `code` has an assignment to an element (`x[i] = …`) or an

@@ -254,3 +254,28 @@ fn light_operations_in_loops() {
     let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
     assert_eq!(check_text(text, &settings, &gpu), whole);
 }
+
+/// An index loop keeps its function only when it could be a kernel: it
+/// writes an element or accumulates, and its body holds none of the
+/// statements that stop one (a `return`, a `raise`, a `with`, a nested
+/// `def`...). A loop under another loop is judged on its own body, and a
+/// word in a string says nothing.
+#[test]
+fn index_loops_that_cannot_be_kernels() {
+    let text = "import numpy as np\n\n\
+                def first_negative(x):\n    for i in range(len(x)):\n        if x[i] < 0:\n            return i\n        x[i] = 0\n\n\
+                def checked(x, n):\n    for i in range(n):\n        if x[i] < 0:\n            raise ValueError('negative')\n        x[i] += 1\n\n\
+                def logged(x, n, path):\n    for i in range(n):\n        with open(path) as f:\n            x[i] = float(f.read())\n\n\
+                def inner_clean(x, n, m):\n    for i in range(n):\n        if i > m:\n            return\n        for j in range(m):\n            x[i, j] = i * j\n\n\
+                def words_in_strings(x, n):\n    for i in range(n):  # return early? no\n        x[i] = 2 * i\n    msg = 'return'\n\n\
+                def one_line(x, n):\n    for i in range(n): x[i] = i\n";
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["inner_clean".to_string(), "words_in_strings".to_string(), "one_line".to_string()])
+    );
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert!(whole.iter().filter(|f| f.code == "NUMBA001").count() >= 2, "{whole:?}");
+    assert_eq!(check_text(text, &settings, &gpu), whole);
+}
