@@ -564,6 +564,9 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             // index loop that writes or accumulates, which keeps a function
             // on its own below.)
             let (mut makes, mut reads_arrays, mut reads_tables) = (None, false, false);
+            // Model and index method names (`fit`, `search`), read once the
+            // function is seen whole.
+            let mut work_names: Vec<&str> = Vec::new();
             // Light array operations (`np.sum`, `np.abs`) are reported only
             // in a chain of several statements, or in a loop (over a block
             // of an array the loop keeps).
@@ -577,7 +580,11 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                     "synchronize" | "copy_to_host" => starts = true,
                     _ => {
                         model_work = model_work || rules::MODEL_WORK.contains(&token);
-                        reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
+                        if rules::MODEL_WORK.contains(&token) || rules::RAY_QUERIES.contains(&token) {
+                            work_names.push(token);
+                        } else {
+                            reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
+                        }
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
                         let hidden = live.contains(token)
                             && parameters.get_or_insert_with(|| own_parameters(code[0])).contains(&token);
@@ -592,6 +599,18 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                     }
                 });
             }
+            // A model's work counts through `self` (the rule reads no other
+            // receiver), a neighbour query where scikit-learn is imported, an
+            // index method where its library is; a ray query always.
+            let sees = |library: &str| imported.values().chain(local.values()).flatten().any(|t| semantic::within(t, library));
+            reads_arrays = reads_arrays
+                || (makes.is_some()
+                    && work_names.iter().any(|w| {
+                        self_attributes
+                            || rules::RAY_QUERIES.contains(w)
+                            || (rules::NEIGHBOUR_QUERIES.contains(w) && sees("sklearn"))
+                            || rules::INDEX_WORK.iter().any(|(library, methods)| methods.contains(w) && sees(library))
+                    }));
             let reads_values = match makes {
                 Some(Start::Table) => reads_arrays || reads_tables,
                 Some(_) => reads_arrays,
@@ -614,7 +633,6 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             // imported.
             let model = model_work && self_attributes && {
                 let attributes = model_attributes();
-                let sees = |library: &str| imported.values().chain(local.values()).flatten().any(|t| semantic::within(t, library));
                 let mut kept = false;
                 for_each_name(code[0], |token| {
                     kept = kept

@@ -279,3 +279,29 @@ fn index_loops_that_cannot_be_kernels() {
     assert!(whole.iter().filter(|f| f.code == "NUMBA001").count() >= 2, "{whole:?}");
     assert_eq!(check_text(text, &settings, &gpu), whole);
 }
+
+/// A function that makes arrays and calls a model's method (`fit`,
+/// `search`) is kept only where a rule can read that call: through `self`,
+/// a neighbour query where scikit-learn is imported, an index method where
+/// its library is. Fitting a model passed in, in a module that imports
+/// none of them, keeps nothing.
+#[test]
+fn model_methods_kept_where_a_rule_reads_them() {
+    let text = "import numpy as np\n\n\
+                def fit_passed(model, n):\n    x = np.zeros((n, 3))\n    return model.fit(x).predict(x)\n\n\
+                def add_up(parts, n):\n    total = np.zeros(n)\n    parts.add(total)\n    return total\n\n\
+                class Wrapper:\n    def refit(self, n):\n        x = np.zeros((n, 3))\n        return self.model.fit(x)\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["refit".to_string()]));
+    let faiss = "import numpy as np\nimport faiss\n\n\
+                 def nearest(index, n):\n    q = np.zeros((n, 64), dtype=np.float32)\n    return index.search(q, 10)\n\n\
+                 def fit_passed(model, n):\n    return model.fit(np.zeros((n, 3)))\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(faiss), Some(vec!["nearest".to_string()]));
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    for text in [text, faiss] {
+        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+        assert_eq!(check_text(text, &settings, &gpu), whole);
+    }
+    let whole = check(faiss, &gpulens_syntax::parse(faiss), &settings, &gpu);
+    assert!(whole.iter().any(|f| f.code == "CUVS001"), "{whole:?}");
+}

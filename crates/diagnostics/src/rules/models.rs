@@ -156,7 +156,7 @@ pub(crate) fn names_work_on_arrays(token: &str) -> bool {
 }
 
 /// Ray casts against a triangle mesh through trimesh's ray API.
-const RAY_QUERIES: &[&str] = &["intersects_location", "intersects_id", "intersects_first", "intersects_any", "contains_points"];
+pub(crate) const RAY_QUERIES: &[&str] = &["intersects_location", "intersects_id", "intersects_first", "intersects_any", "contains_points"];
 
 /// `mesh.ray.intersects_id(origins, directions)`, `intersector.intersects_location(...)`:
 /// rays cast against a triangle mesh through trimesh's ray API, whatever
