@@ -147,22 +147,35 @@ fn fix_json(f: &Shown) -> Value {
     }
 }
 
+/// The JSON output, written as it is made: one finding's object at a time
+/// (a document built whole first took several times the memory of the
+/// findings themselves on large trees).
 pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> io::Result<()> {
-    let findings: Vec<Value> = reports
-        .iter()
-        .flat_map(|r| r.findings.iter().map(move |f| (r, f)))
-        .map(|(r, f)| {
-            let ((line, column), (end_line, end_column)) = (f.start, f.end);
-            json!({
-                "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
-                "code": f.record.code, "library": f.record.library, "severity": f.record.severity, "message": f.record.message,
-                "fix": fix_json(f),
-            })
-        })
-        .collect();
-    let doc = json!({"version": 1, "gpu": gpu, "findings": findings});
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    /// The findings of every report, as a sequence made on demand.
+    struct Findings<'a>(&'a [FileReport]);
+    impl serde::Serialize for Findings<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| finding_json(r, f))))
+        }
+    }
+    // (Keys in the order `json!` gave them: sorted.)
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        findings: Findings<'a>,
+        gpu: &'a GpuProfile,
+        version: u32,
+    }
+    serde_json::to_writer_pretty(&mut *out, &Document { findings: Findings(reports), gpu, version: 1 })?;
     writeln!(out)
+}
+
+fn finding_json(r: &FileReport, f: &Shown) -> Value {
+    let ((line, column), (end_line, end_column)) = (f.start, f.end);
+    json!({
+        "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+        "code": f.record.code, "library": f.record.library, "severity": f.record.severity, "message": f.record.message,
+        "fix": fix_json(f),
+    })
 }
 
 /// A rule as `gpulens rules --json` prints it.
@@ -215,29 +228,6 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
             })
         })
         .collect();
-    let results: Vec<Value> = reports
-        .iter()
-        .flat_map(|r| r.findings.iter().map(move |f| (r, f)))
-        .map(|(r, f)| {
-            let ((line, column), (end_line, end_column)) = (f.start, f.end);
-            let f = &f.record;
-            let index = RULES.iter().position(|x| x.code == f.code).unwrap_or(0);
-            let level = rule(f.code).map_or("note", |_| sarif_level(f.severity));
-            json!({
-                "ruleId": f.code,
-                "ruleIndex": index,
-                "level": level,
-                "message": {"text": f.message},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": uri(&r.path)},
-                        "region": {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column},
-                    }
-                }],
-                "properties": {"library": f.library},
-            })
-        })
-        .collect();
     let notifications: Vec<Value> = problems
         .iter()
         .map(|p| {
@@ -248,25 +238,66 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
             n
         })
         .collect();
-    let doc = json!({
-        "version": "2.1.0",
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "gpulens",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "invocations": [{
-                "executionSuccessful": problems.is_empty(),
-                "toolExecutionNotifications": notifications,
-            }],
-            "results": results,
-        }],
-    });
+    /// The results of every report, as a sequence made on demand (the
+    /// document is written as it is made, like the JSON output).
+    struct Results<'a>(&'a [FileReport]);
+    impl serde::Serialize for Results<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| sarif_result(r, f))))
+        }
+    }
+    // (Keys in the order `json!` gave them: sorted.)
+    #[derive(serde::Serialize)]
+    struct Run<'a> {
+        #[serde(rename = "columnKind")]
+        column_kind: &'static str,
+        invocations: Value,
+        results: Results<'a>,
+        tool: Value,
+    }
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        #[serde(rename = "$schema")]
+        schema: &'static str,
+        runs: [Run<'a>; 1],
+        version: &'static str,
+    }
+    let run = Run {
+        column_kind: "unicodeCodePoints",
+        invocations: json!([{
+            "executionSuccessful": problems.is_empty(),
+            "toolExecutionNotifications": notifications,
+        }]),
+        results: Results(reports),
+        tool: json!({"driver": {
+            "name": "gpulens",
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }}),
+    };
+    let doc = Document { schema: "https://json.schemastore.org/sarif-2.1.0.json", runs: [run], version: "2.1.0" };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+fn sarif_result(r: &FileReport, f: &Shown) -> Value {
+    let ((line, column), (end_line, end_column)) = (f.start, f.end);
+    let f = &f.record;
+    let index = RULES.iter().position(|x| x.code == f.code).unwrap_or(0);
+    let level = rule(f.code).map_or("note", |_| sarif_level(f.severity));
+    json!({
+        "ruleId": f.code,
+        "ruleIndex": index,
+        "level": level,
+        "message": {"text": f.message},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": uri(&r.path)},
+                "region": {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column},
+            }
+        }],
+        "properties": {"library": f.library},
+    })
 }
 
 #[cfg(test)]
