@@ -571,6 +571,7 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             // in a chain of several statements, or in a loop (over a block
             // of an array the loop keeps).
             let (mut light, mut loops) = (0, false);
+            let mut light_at: Vec<usize> = Vec::new();
             for part in &code {
                 for_each_name(part, |token| match token {
                     _ if starts => {}
@@ -592,6 +593,7 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                             Some(Start::Rule) => starts = true,
                             Some(Start::Light) => {
                                 light += 1;
+                                light_at.push(token.as_ptr() as usize - part.as_ptr() as usize);
                                 makes = makes.max(Some(Start::Value));
                             }
                             made => makes = makes.max(made),
@@ -623,7 +625,9 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                 && index_loop_may_be_kernel(&text[d.range.clone()]);
             // (In a loop, a light operation is reported only on a whole axis
             // of an array: `x[:, j]`.)
-            let chain = light >= rules::CUPY_CHAIN || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()));
+            // (A chain counts statements: several operations in one are one.)
+            let chain = (light >= rules::CUPY_CHAIN && statements_holding(&text[d.range.clone()], &light_at) >= rules::CUPY_CHAIN as usize)
+                || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()));
             if starts || chain || reads_values || loop_writes {
                 return false;
             }
@@ -988,6 +992,36 @@ fn whole_axis_slice(code: &[u8]) -> bool {
         let colons = rest.iter().position(|b| !(*b == b':' || blank(b))).unwrap_or(rest.len());
         colons > 0 && rest[0] == b':' && matches!(rest.get(colons), Some(b',' | b']'))
     })
+}
+
+/// How many statements of `function` (a definition's text) hold the bytes
+/// at `offsets` (sorted), at most: the text is cut at every line break,
+/// `;` and `:` outside brackets (more pieces than statements, never fewer),
+/// with strings and comments blanked; each offset its own piece where they
+/// can't be told.
+fn statements_holding(function: &str, offsets: &[usize]) -> usize {
+    let Some(code) = without_strings(function) else { return offsets.len() };
+    let mut pieces = 0;
+    let mut piece = 0;
+    let mut last: Option<usize> = None;
+    let mut depth = 0i32;
+    let mut next = offsets.iter().peekable();
+    for (i, b) in code.bytes().enumerate() {
+        while next.peek().is_some_and(|&&at| at == i) {
+            next.next();
+            if last != Some(piece) {
+                pieces += 1;
+                last = Some(piece);
+            }
+        }
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'\n' | b';' | b':' if depth <= 0 => piece += 1,
+            _ => {}
+        }
+    }
+    pieces + next.count()
 }
 
 /// Words that stop a loop from being a kernel wherever they stand in its

@@ -305,3 +305,23 @@ fn model_methods_kept_where_a_rule_reads_them() {
     let whole = check(faiss, &gpulens_syntax::parse(faiss), &settings, &gpu);
     assert!(whole.iter().any(|f| f.code == "CUVS001"), "{whole:?}");
 }
+
+/// Light array operations keep a function only when they could chain: in
+/// three statements or more (several in one statement are one pass). An
+/// `if` line and what follows its colon are two statements.
+#[test]
+fn light_operations_chain_across_statements() {
+    let text = "import numpy as np\n\n\
+                def one_statement(x):\n    return np.sqrt(np.abs(x)) + np.mean(x)\n\n\
+                def two_statements(x):\n    y = np.abs(\n        np.sqrt(x))\n    return np.mean(y)  # np.sin(y)\n\n\
+                def three_statements(x):\n    y = np.abs(x)\n    z = np.sqrt(y)\n    return np.mean(z)\n\n\
+                def one_line(x, flag):\n    if np.any(x): y = np.abs(x); return np.mean(y)\n";
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["three_statements".to_string(), "one_line".to_string()])
+    );
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert_eq!(check_text(text, &settings, &gpu), whole);
+}
