@@ -2023,48 +2023,17 @@ fn called_names(text: &str) -> Vec<String> {
 /// strings and comments blanked; every called name where that fails.
 fn called_in_loops(text: &str) -> Vec<String> {
     let Some(code) = without_strings(text) else { return called_names(text) };
-    let bytes = code.as_bytes();
     let mut names: Vec<String> = Vec::new();
     // The indentation of the loops around the current line.
     let mut loops: Vec<usize> = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        // One logical line: to a line break outside brackets, not after a backslash.
-        let start = at;
-        let mut depth = 0i32;
-        let mut comprehension = false;
-        let mut end = at;
-        while end < bytes.len() {
-            match bytes[end] {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth -= 1,
-                b'\\' => end += if bytes[end + 1..].starts_with(b"\r\n") { 2 } else { 1 },
-                b'\n' | b'\r' if depth <= 0 => break,
-                b'f' if depth > 0
-                    && bytes[end..].starts_with(b"for")
-                    && !bytes.get(end + 3).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80)
-                    && (end == 0 || !(bytes[end - 1].is_ascii_alphanumeric() || bytes[end - 1] == b'_' || bytes[end - 1] >= 0x80)) =>
-                {
-                    comprehension = true
-                }
-                _ => {}
-            }
-            end += 1;
-        }
-        at = end + 1;
-        let line = &code[start..end.min(bytes.len())];
-        let indent = line.len() - line.trim_start_matches([' ', '\t', '\x0c']).len();
-        let body = line.trim_start();
-        if body.is_empty() {
-            continue;
-        }
+    for (indent, line) in logical_lines(&code) {
         while loops.last().is_some_and(|&l| indent <= l) {
             loops.pop();
         }
-        let first = body.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
-        let first = if first == "async" { body[5..].trim_start().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("") } else { first };
+        let first = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let first = if first == "async" { line[5..].trim_start().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("") } else { first };
         let header = matches!(first, "for" | "while");
-        if header || comprehension || !loops.is_empty() {
+        if header || !loops.is_empty() || holds_comprehension(line) {
             let line_bytes = line.as_bytes();
             for_each_name(line, |token| {
                 let end = token.as_ptr() as usize - line.as_ptr() as usize + token.len();
@@ -2078,6 +2047,26 @@ fn called_in_loops(text: &str) -> Vec<String> {
         }
     }
     names
+}
+
+/// Whether a logical line (strings blanked) has a `for` inside brackets: a
+/// comprehension.
+fn holds_comprehension(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut depth = 0i32;
+    bytes.iter().enumerate().any(|(i, &b)| {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        b == b'f'
+            && depth > 0
+            && bytes[i..].starts_with(b"for")
+            && !bytes.get(i + 3).is_some_and(|&b| word(b))
+            && (i == 0 || !word(bytes[i - 1]))
+    })
 }
 
 /// The names a function definition's parameters bind.
