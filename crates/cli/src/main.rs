@@ -102,6 +102,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc's `mi_option_arena_eager_commit` (its place in `mi_option_t`,
 /// which the bindings don't name).
+#[cfg(target_os = "linux")]
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
 /// Commits mimalloc's arena memory as it is used rather than all at once
