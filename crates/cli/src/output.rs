@@ -147,25 +147,30 @@ fn fix_json(f: &Shown) -> Value {
     }
 }
 
+/// Every finding of `reports` as a JSON sequence, each object made by the
+/// function as it is written (the JSON and SARIF outputs are written as they
+/// are made, never held whole).
+struct EachFinding<'a>(&'a [FileReport], fn(&FileReport, &Shown) -> Value);
+
+impl serde::Serialize for EachFinding<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let EachFinding(reports, make) = *self;
+        serializer.collect_seq(reports.iter().flat_map(|r| r.findings.iter().map(move |f| make(r, f))))
+    }
+}
+
 /// The JSON output, written as it is made: one finding's object at a time
 /// (a document built whole first took several times the memory of the
 /// findings themselves on large trees).
 pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> io::Result<()> {
-    /// The findings of every report, as a sequence made on demand.
-    struct Findings<'a>(&'a [FileReport]);
-    impl serde::Serialize for Findings<'_> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| finding_json(r, f))))
-        }
-    }
     // (Keys in the order `json!` gave them: sorted.)
     #[derive(serde::Serialize)]
     struct Document<'a> {
-        findings: Findings<'a>,
+        findings: EachFinding<'a>,
         gpu: &'a GpuProfile,
         version: u32,
     }
-    serde_json::to_writer_pretty(&mut *out, &Document { findings: Findings(reports), gpu, version: 1 })?;
+    serde_json::to_writer_pretty(&mut *out, &Document { findings: EachFinding(reports, finding_json), gpu, version: 1 })?;
     writeln!(out)
 }
 
@@ -238,21 +243,13 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
             n
         })
         .collect();
-    /// The results of every report, as a sequence made on demand (the
-    /// document is written as it is made, like the JSON output).
-    struct Results<'a>(&'a [FileReport]);
-    impl serde::Serialize for Results<'_> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| sarif_result(r, f))))
-        }
-    }
     // (Keys in the order `json!` gave them: sorted.)
     #[derive(serde::Serialize)]
     struct Run<'a> {
         #[serde(rename = "columnKind")]
         column_kind: &'static str,
         invocations: Value,
-        results: Results<'a>,
+        results: EachFinding<'a>,
         tool: Value,
     }
     #[derive(serde::Serialize)]
@@ -268,7 +265,7 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
             "executionSuccessful": problems.is_empty(),
             "toolExecutionNotifications": notifications,
         }]),
-        results: Results(reports),
+        results: EachFinding(reports, sarif_result),
         tool: json!({"driver": {
             "name": "gpulens",
             "version": env!("CARGO_PKG_VERSION"),
