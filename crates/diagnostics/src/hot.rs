@@ -8,7 +8,7 @@
 use gpulens_syntax::NodeExt;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use gpulens_syntax::{preorder, Node, Tree};
+use gpulens_syntax::{Node, Tree};
 
 use crate::{Finding, Module, Severity};
 
@@ -136,7 +136,7 @@ fn called_in_loop<'t>(
         if unit.id() == function.id() || unit_name(text, *unit).starts_with("test") {
             continue;
         }
-        for call in preorder(*unit).filter(|n| n.kind_name() == "call") {
+        for call in module.preorder(*unit).filter(|n| n.kind_name() == "call") {
             if !calls_by_name(text, call, name, method) {
                 continue;
             }
@@ -268,13 +268,13 @@ pub(crate) fn propagate<'t>(
         for (unit, _) in calling.get(name).map_or(&[][..], |c| &c[..]) {
             if unit.id() == callee.id()
                 || unit_name(text, *unit).starts_with("test")
-                || *drawing.entry(unit.id()).or_insert_with(|| draws(text, *unit))
+                || *drawing.entry(unit.id()).or_insert_with(|| draws(text, module, *unit))
             {
                 continue;
             }
-            let calls = calls_in.entry(unit.id()).or_insert_with(|| preorder(*unit).filter(|n| n.kind_name() == "call").collect());
+            let calls = calls_in.entry(unit.id()).or_insert_with(|| module.preorder(*unit).filter(|n| n.kind_name() == "call").collect());
             let Some(call) = calls.iter().copied().find(|c| {
-                calls_by_name(text, *c, name, method) && loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, *c)
+                calls_by_name(text, *c, name, method) && loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, module, *c)
             }) else {
                 continue;
             };
@@ -319,7 +319,7 @@ fn called_per_element<'t>(
     let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind_name() == "class_definition");
     let callers = calling.get(name).map_or(&[][..], |c| &c[..]);
     callers.iter().filter(|(unit, _)| unit.id() != function.id()).any(|(unit, _)| {
-        preorder(*unit).filter(|n| n.kind_name() == "call").any(|call| {
+        module.preorder(*unit).filter(|n| n.kind_name() == "call").any(|call| {
             calls_by_name(text, call, name, method) && loop_caller(module, call, function).is_some() && element_argument(text, call)
         })
     })
@@ -346,7 +346,7 @@ fn element_argument(text: &str, call: Node<'_>) -> bool {
 /// not bound again inside it (updating it in place, `a[:] = ...` or
 /// `a *= ...`, keeps it). Work on data the loop builds afresh each pass
 /// (a subgraph, a group's indices) is as small as those pieces.
-fn data_outlives_loop(text: &str, call: Node<'_>) -> bool {
+fn data_outlives_loop<'t>(text: &str, module: &Module<'t>, call: Node<'t>) -> bool {
     let Some(args) = call.field("arguments") else { return false };
     let mut cursor = args.walk();
     let first = args.named_children(&mut cursor).find(|a| a.kind_name() != "comment");
@@ -361,8 +361,8 @@ fn data_outlives_loop(text: &str, call: Node<'_>) -> bool {
             _ => current = n.parent(),
         }
     };
-    let binds = |target: Node<'_>| {
-        preorder(target).any(|t| matches!(t.kind_name(), "identifier" | "attribute") && &text[t.byte_range()] == name && {
+    let binds = |target: Node<'t>| {
+        module.preorder(target).any(|t| matches!(t.kind_name(), "identifier" | "attribute") && &text[t.byte_range()] == name && {
             // `a[i] = ...` and `a.b = ...` write into `a`; they do not rebind it.
             t.parent().is_none_or(|p| !matches!(p.kind_name(), "subscript" | "attribute"))
         })
@@ -370,7 +370,7 @@ fn data_outlives_loop(text: &str, call: Node<'_>) -> bool {
     if the_loop.kind_name() == "for_statement" && the_loop.field("left").is_some_and(|l| binds(l)) {
         return false;
     }
-    let rebound = preorder(the_loop).any(|n| {
+    let rebound = module.preorder(the_loop).any(|n| {
         n.kind_name() == "assignment" && n.field("left").is_some_and(|l| l.kind_name() != "subscript" && binds(l))
     });
     !rebound
@@ -379,12 +379,12 @@ fn data_outlives_loop(text: &str, call: Node<'_>) -> bool {
 /// A function draws a plot: it calls into a plotting library (`plt.plot`,
 /// `sns.heatmap`) or onto axes and figures, or is named for plotting. What
 /// it computes is what gets drawn (small), and the time goes to the drawing.
-fn draws(text: &str, unit: Node<'_>) -> bool {
+fn draws<'t>(text: &str, module: &Module<'t>, unit: Node<'t>) -> bool {
     let name = unit_name(text, unit).to_ascii_lowercase();
     if name.split('_').any(|w| matches!(w, "plot" | "plots" | "plotting" | "draw" | "show")) {
         return true;
     }
-    preorder(unit).filter(|n| n.kind_name() == "call").any(|call| {
+    module.preorder(unit).filter(|n| n.kind_name() == "call").any(|call| {
         let callee = call.field("function").map_or("", |f| &text[f.byte_range()]);
         let (object, method) = callee.rsplit_once('.').unwrap_or(("", callee));
         let root = object.split('.').next().unwrap_or("");

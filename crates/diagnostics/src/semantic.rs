@@ -198,9 +198,55 @@ pub struct Module<'t> {
     parents: rustc_hash::FxHashMap<usize, u32>,
     /// The nodes with a named child, each once.
     parent_nodes: Vec<Node<'t>>,
+    /// Every node the walk visited, in its order (source order, each node
+    /// before its children): the rules walk a function's nodes many times
+    /// (its facts, its calls, its loops), and a step through this list
+    /// costs a few instructions where a step of tree-sitter's cursor costs
+    /// hundreds. See [`Module::preorder`].
+    order: Vec<Node<'t>>,
+    /// For each node in `order`, the index past its last descendant there;
+    /// [`NOT_WALKED`] marks a node the walk did not enter (an import, a
+    /// skipped definition), whose descendants are not in `order`.
+    ends: Vec<u32>,
 }
 
+/// Marks, in [`Module::ends`], a node whose descendants the walk skipped.
+const NOT_WALKED: u32 = 1 << 31;
+
 pub(crate) const MODULE_SCOPE: usize = usize::MAX;
+
+/// The iterator [`Module::preorder`] returns.
+pub struct Preorder<'m, 't> {
+    order: &'m [Node<'t>],
+    ends: &'m [u32],
+    /// The next node of `order` to give, and where the walk ends there.
+    at: usize,
+    end: usize,
+    /// The descendants of a node the module's walk did not enter, walked by
+    /// tree-sitter's cursor.
+    below: Option<gpulens_syntax::Preorder<'t>>,
+}
+
+impl<'t> Iterator for Preorder<'_, 't> {
+    type Item = Node<'t>;
+
+    fn next(&mut self) -> Option<Node<'t>> {
+        if let Some(below) = &mut self.below {
+            if let Some(node) = below.next() {
+                return Some(node);
+            }
+            self.below = None;
+        }
+        let node = *self.order[..self.end].get(self.at)?;
+        if self.ends[self.at] & NOT_WALKED != 0 {
+            let mut below = gpulens_syntax::preorder(node);
+            below.next();
+            self.below = Some(below);
+        }
+        self.at += 1;
+        Some(node)
+    }
+}
 
 /// What a function holds that the context rules read, in source order.
 #[derive(Debug, Default)]
@@ -260,6 +306,8 @@ impl<'t> Module<'t> {
             knowledge,
             parents: rustc_hash::FxHashMap::default(),
             parent_nodes: Vec::new(),
+            order: Vec::new(),
+            ends: Vec::new(),
         };
         module.collect(tree, skip, cancel).then_some(module)
     }
@@ -285,7 +333,7 @@ impl<'t> Module<'t> {
             return facts.clone();
         }
         let mut facts = FunctionFacts::default();
-        for n in gpulens_syntax::preorder(function) {
+        for n in self.preorder(function) {
             match n.kind_name() {
                 "subscript" => {
                     if let (Some(value), Some(index)) = (n.field("value"), n.field("subscript")) {
@@ -356,6 +404,22 @@ impl<'t> Module<'t> {
     /// The ancestors of `node`, innermost first (see [`Module::parent`]).
     pub fn ancestors(&self, node: Node<'t>) -> impl Iterator<Item = Node<'t>> + '_ {
         std::iter::successors(self.parent(node), move |n| self.parent(*n))
+    }
+
+    /// Every node under `node` (itself first), in source order: what
+    /// [`gpulens_syntax::preorder`] gives, read from the walk's list where the
+    /// walk entered `node` (see [`Module::order`]). `node` must belong to
+    /// this module's tree.
+    pub fn preorder(&self, node: Node<'t>) -> Preorder<'_, 't> {
+        let start = node.start_byte();
+        let mut at = self.order.partition_point(|n| n.start_byte() < start);
+        while let Some(n) = self.order.get(at).filter(|n| n.start_byte() == start) {
+            if n.id() == node.id() {
+                return Preorder { order: &self.order, ends: &self.ends, at, end: self.ends[at] as usize & !(NOT_WALKED as usize), below: None };
+            }
+            at += 1;
+        }
+        Preorder { order: &[], ends: &[], at: 0, end: 0, below: Some(gpulens_syntax::preorder(node)) }
     }
 
     /// The innermost function definition holding `node`, if any.
@@ -487,6 +551,8 @@ impl<'t> Module<'t> {
         // One frame per entered node: what entering it changed, undone on exit.
         struct Frame<'n> {
             node: Node<'n>,
+            /// Its place in `order`.
+            at: u32,
             index: Option<u32>,
             kind: u16,
             scope: bool,
@@ -508,6 +574,9 @@ impl<'t> Module<'t> {
             }
             let node = cursor.node();
             let kind = node.kind_id();
+            let at = self.order.len() as u32;
+            self.order.push(node);
+            self.ends.push(at + 1);
             // Record its parent (stored when its first named child is entered).
             if let Some(parent) = frames.last_mut().filter(|_| node.is_named()) {
                 let index = *parent.index.get_or_insert_with(|| {
@@ -537,6 +606,7 @@ impl<'t> Module<'t> {
                 if kind == g.decorated_definition {
                     self.decorated.push(node);
                 }
+                self.ends[at as usize] |= NOT_WALKED;
                 // Treat as a leaf: move on to its next sibling.
                 loop {
                     if cursor.goto_next_sibling() {
@@ -546,6 +616,7 @@ impl<'t> Module<'t> {
                         return true;
                     }
                     let done = frames.pop().expect("one frame per entered node");
+                    self.ends[done.at as usize] = self.order.len() as u32;
                     scopes.truncate(scopes.len() - done.scope as usize);
                     scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
                     loop_depth -= done.repeats as u32;
@@ -569,7 +640,7 @@ impl<'t> Module<'t> {
             // Conditions and assertions check data; they are not the work.
             let is_condition = field == Some(g.f_condition);
             let check = is_condition || kind == g.assert_statement;
-            let mut frame = Frame { node, index: None, kind, scope: false, repeats: false, check };
+            let mut frame = Frame { node, at, index: None, kind, scope: false, repeats: false, check };
             check_depth += check as u32;
             if is_condition && (parent == g.if_statement || parent == g.elif_clause || parent == g.while_statement) {
                 let repeats = loop_depth > 0 || parent == g.while_statement;
@@ -639,6 +710,7 @@ impl<'t> Module<'t> {
             // Exit finished nodes until one has a next sibling.
             loop {
                 let done = frames.pop().expect("one frame per entered node");
+                self.ends[done.at as usize] = self.order.len() as u32;
                 scopes.truncate(scopes.len() - done.scope as usize);
                 scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
                 loop_depth -= done.repeats as u32;
@@ -1707,7 +1779,7 @@ mod tests {
     }
 
     #[test]
-    fn parents_from_the_walk_are_the_trees() {
+    fn parents_and_descendants_from_the_walk_are_the_trees() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut texts: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
@@ -1721,9 +1793,15 @@ mod tests {
             let skip: Vec<usize> =
                 gpulens_syntax::preorder(tree.root_node()).filter(|n| n.kind_name() == "function_definition").map(|n| n.id()).take(1).collect();
             let skipping = Module::new_skipping(text, &tree, Knowledge::get(), &skip);
+            let ids = |nodes: &mut dyn Iterator<Item = Node<'_>>| nodes.map(|n| n.id()).collect::<Vec<_>>();
             for node in gpulens_syntax::preorder(tree.root_node()) {
                 assert_eq!(module.parent(node), node.parent(), "{node:?}");
                 assert_eq!(skipping.parent(node), node.parent(), "{node:?}");
+                // The walk's list gives what the tree's cursor gives, below
+                // imports and skipped definitions too.
+                let expected = ids(&mut gpulens_syntax::preorder(node));
+                assert_eq!(ids(&mut module.preorder(node)), expected, "{node:?}");
+                assert_eq!(ids(&mut skipping.preorder(node)), expected, "{node:?}");
             }
         }
     }

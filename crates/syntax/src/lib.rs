@@ -21,25 +21,35 @@ pub use position::{LineIndex, Position, PositionEncoding, Range};
 pub use tree_sitter::{Node, Tree, TreeCursor};
 
 /// Every node under `root` (itself first), in source order, without recursion.
-pub fn preorder(root: Node<'_>) -> impl Iterator<Item = Node<'_>> {
-    let mut cursor = root.walk();
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
+pub fn preorder(root: Node<'_>) -> Preorder<'_> {
+    Preorder { cursor: root.walk(), done: false }
+}
+
+/// The iterator [`preorder`] returns.
+pub struct Preorder<'t> {
+    cursor: TreeCursor<'t>,
+    done: bool,
+}
+
+impl<'t> Iterator for Preorder<'t> {
+    type Item = Node<'t>;
+
+    fn next(&mut self) -> Option<Node<'t>> {
+        if self.done {
             return None;
         }
-        let node = cursor.node();
-        if !cursor.goto_first_child() {
+        let node = self.cursor.node();
+        if !self.cursor.goto_first_child() {
             loop {
-                if cursor.goto_next_sibling() {
+                if self.cursor.goto_next_sibling() {
                     break;
                 }
-                if !cursor.goto_parent() {
-                    done = true;
+                if !self.cursor.goto_parent() {
+                    self.done = true;
                     break;
                 }
             }
         }
         Some(node)
-    })
+    }
 }

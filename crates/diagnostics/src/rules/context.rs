@@ -5,7 +5,7 @@
 //! classes holding it, which the cache key of a function covers.
 
 use gpulens_syntax::NodeExt;
-use gpulens_syntax::{preorder, Node};
+use gpulens_syntax::Node;
 
 use crate::{Context, Module};
 
@@ -110,7 +110,7 @@ pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> 
         if !may_plot {
             return false;
         }
-        preorder(function).filter(|n| n.kind_name() == "call").any(|call| {
+        module.preorder(function).filter(|n| n.kind_name() == "call").any(|call| {
             let Some(callee) = call.field("function") else { return false };
             if let Some(name) = module.qualified_name(callee) {
                 return PLOTTING.iter().any(|p| crate::semantic::within(&name, p));
@@ -224,7 +224,7 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
     let target = module.text_of(left);
     let mut methods = Vec::new();
     let mut other_use = false;
-    for n in preorder(function) {
+    for n in module.preorder(function) {
         if n.kind_name() != left.kind_name() || n.id() == left.id() || module.text_of(n) != target {
             continue;
         }
@@ -553,7 +553,7 @@ pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usi
         let Some(body) = n.field("body") else { continue };
         // (array, index) of the element writes in the loop.
         let mut written: Vec<(String, String)> = Vec::new();
-        for w in preorder(body).filter(|w| matches!(w.kind_name(), "assignment" | "augmented_assignment")) {
+        for w in module.preorder(body).filter(|w| matches!(w.kind_name(), "assignment" | "augmented_assignment")) {
             let Some(left) = w.field("left").filter(|l| l.kind_name() == "subscript") else { continue };
             let (Some(array), Some(index)) = (left.field("value"), left.field("subscript")) else { continue };
             written.push((compact(array), compact(index)));
@@ -562,7 +562,7 @@ pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usi
             continue;
         }
         let earlier = |array: &str, index: &str| written.iter().any(|(a, _)| a == array) && !written.iter().any(|(a, i)| a == array && i == index);
-        let reads_earlier = preorder(args).any(|a| match a.kind_name() {
+        let reads_earlier = module.preorder(args).any(|a| match a.kind_name() {
             "subscript" => {
                 let (Some(array), Some(index)) = (a.field("value"), a.field("subscript")) else { return false };
                 earlier(&compact(array), &compact(index))

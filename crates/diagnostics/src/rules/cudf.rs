@@ -138,7 +138,7 @@ fn bundled_file(call: &Call<'_, '_>) -> bool {
     if module.text_of(path).contains("__file__") {
         return true;
     }
-    gpulens_syntax::preorder(path)
+    module.preorder(path)
         .filter(|n| n.kind_name() == "identifier")
         .any(|n| module.defining_text(n, call.site.scope).contains("__file__"))
 }
@@ -164,7 +164,7 @@ fn reads_bundled_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
 fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
     let module = cx.module;
     let Some(function) = super::context::function_of(module, node) else { return false };
-    module.answer_once(function, "names a web address", || gpulens_syntax::preorder(function).any(|n| {
+    module.answer_once(function, "names a web address", || module.preorder(function).any(|n| {
         n.kind_name() == "string"
             && !module.parent(n).is_some_and(|p| p.kind_name() == "expression_statement")
             && {

@@ -208,7 +208,7 @@ fn determinant_taken(call: &Call<'_, '_>, arg: gpulens_syntax::Node<'_>) -> bool
         return false;
     }
     let text = module.text_of(arg);
-    gpulens_syntax::preorder(function).filter(|c| c.kind_name() == "call" && c.id() != call.site.node.id()).any(|c| {
+    module.preorder(function).filter(|c| c.kind_name() == "call" && c.id() != call.site.node.id()).any(|c| {
         module.argument(c, "a", 0).is_some_and(|a| module.text_of(a) == text)
             && module
                 .resolve_call_in(c, call.site.scope)
@@ -317,14 +317,14 @@ fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<&'t str> {
     };
     let args = node.field("arguments")?;
     let bound_in_loop = |name: &str| {
-        let target = |t: Node<'_>| gpulens_syntax::preorder(t).any(|i| i.kind_name() == "identifier" && module.text_of(i) == name);
+        let target = |t: Node<'_>| module.preorder(t).any(|i| i.kind_name() == "identifier" && module.text_of(i) == name);
         (the_loop.kind_name() == "for_statement" && the_loop.field("left").is_some_and(target))
-            || gpulens_syntax::preorder(the_loop).any(|n| {
+            || module.preorder(the_loop).any(|n| {
                 matches!(n.kind_name(), "assignment" | "augmented_assignment")
                     && n.field("left").is_some_and(|l| l.kind_name() != "subscript" && target(l))
             })
     };
-    let found = gpulens_syntax::preorder(args).find(|n| {
+    let found = module.preorder(args).find(|n| {
         n.kind_name() == "subscript"
             && n.field("value").is_some_and(|v| v.kind_name() == "identifier")
             // A whole axis (`k[:, mask]`): a window (`x[lo:hi]`) moving with

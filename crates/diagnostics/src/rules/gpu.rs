@@ -286,11 +286,11 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     let name = def.field("name").map_or("kernel", |n| module.text_of(n));
     // Index variables taken from the grid.
     let mut index_vars: Vec<&str> = Vec::new();
-    for a in gpulens_syntax::preorder(body).filter(|n| n.kind_name() == "assignment") {
+    for a in module.preorder(body).filter(|n| n.kind_name() == "assignment") {
         let (Some(left), Some(right)) = (a.field("left"), a.field("right")) else { continue };
         let rhs = module.text_of(right);
         if rhs.contains("cuda.grid(") || rhs.contains("threadIdx") || rhs.contains("blockIdx") {
-            index_vars.extend(gpulens_syntax::preorder(left).filter(|n| n.kind_name() == "identifier").map(|n| module.text_of(n)));
+            index_vars.extend(module.preorder(left).filter(|n| n.kind_name() == "identifier").map(|n| module.text_of(n)));
         }
     }
     if !index_vars.is_empty() {
@@ -316,7 +316,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
     }
     // float32 signature + float literals → float64 arithmetic.
     if module.text_of(decorator).contains("float32") {
-        let bare = gpulens_syntax::preorder(body).filter(|n| n.kind_name() == "float").find(|f| {
+        let bare = module.preorder(body).filter(|n| n.kind_name() == "float").find(|f| {
             module.parent(*f).and_then(|p| module.parent(p)).is_none_or(|call| {
                 call.kind_name() != "call"
                     || !call.field("function").is_some_and(|fun| module.text_of(fun).ends_with("float32"))

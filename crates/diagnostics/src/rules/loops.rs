@@ -308,7 +308,7 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
     // whole row, not one number a thread can take.
     // (Over `zip` of arrays, the element is a tuple of numbers: `w[0]` picks one.)
     if let Some(element) = enumerate_element(module, site.node).filter(|_| !enumerates_zip(cx, site.node, site.scope)) {
-        let object_use = gpulens_syntax::preorder(node_body).filter(|n| n.kind_name() == "identifier" && module.text_of(*n) == element).any(|n| {
+        let object_use = module.preorder(node_body).filter(|n| n.kind_name() == "identifier" && module.text_of(*n) == element).any(|n| {
             let Some(parent) = module.parent(n) else { return false };
             match parent.kind_name() {
                 "attribute" => parent.field("object") == Some(n),
@@ -357,10 +357,10 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                 // passes work entry by entry where it indexes with them.
                 let targets: Vec<&str> = node
                     .field("left")
-                    .map(|l| gpulens_syntax::preorder(l).filter(|t| t.kind_name() == "identifier").map(|t| module.text_of(t)).collect())
+                    .map(|l| module.preorder(l).filter(|t| t.kind_name() == "identifier").map(|t| module.text_of(t)).collect())
                     .unwrap_or_default();
                 if let Some(inner_body) = node.field("body") {
-                    shape.inner_loop |= gpulens_syntax::preorder(inner_body).any(|n| {
+                    shape.inner_loop |= module.preorder(inner_body).any(|n| {
                         n.kind_name() == "subscript"
                             && n.field("subscript").is_some_and(|i| targets.contains(&module.text_of(i)))
                     });
@@ -512,7 +512,7 @@ fn feeds_on_enclosing<'t>(cx: &Context<'_, 't>, node: Node<'t>, shape: &Shape<'_
         }
         let Some(body) = n.field("body") else { continue };
         let outside = |w: &Node<'_>| !(node.start_byte() <= w.start_byte() && w.end_byte() <= node.end_byte());
-        let writes: Vec<(String, Vec<String>)> = gpulens_syntax::preorder(body)
+        let writes: Vec<(String, Vec<String>)> = module.preorder(body)
             .filter(|w| matches!(w.kind_name(), "assignment" | "augmented_assignment") && outside(w))
             .filter_map(|w| w.field("left").filter(|l| l.kind_name() == "subscript"))
             .filter_map(|l| element(module, l))
@@ -601,7 +601,7 @@ fn vector_write(cx: &Context<'_, '_>, target: Node<'_>, scope: usize) -> bool {
     let mut cursor = target.walk();
     let indices: Vec<Node<'_>> = target.children_by_field_name("subscript", &mut cursor).collect();
     let fancy = indices.iter().any(|index| {
-        gpulens_syntax::preorder(*index)
+        module.preorder(*index)
             .filter(|n| n.kind_name() == "identifier")
             .any(|n| matches!(module.value(n, scope), Value::Array(_)))
     });

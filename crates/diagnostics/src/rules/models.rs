@@ -51,7 +51,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     // Built in this same function: the finding where it is built says it.
     let target = module.text_of(object);
     let built_here = super::context::function_of(module, site.node).is_some_and(|f| {
-        gpulens_syntax::preorder(f).any(|n| {
+        module.preorder(f).any(|n| {
             n.kind_name() == "assignment"
                 && n.field("left").is_some_and(|l| module.text_of(l) == target)
                 && n.field("right").is_some_and(|r| r.kind_name() == "call")
@@ -277,7 +277,7 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
         let Some(function) = super::context::function_of(module, site.node).filter(|f| f.id() == site.scope) else { continue };
         let Some(parameters) = function.field("parameters") else { continue };
         let mut names: Vec<String> = Vec::new();
-        for p in gpulens_syntax::preorder(parameters).filter(|n| n.kind_name() == "identifier") {
+        for p in module.preorder(parameters).filter(|n| n.kind_name() == "identifier") {
             names.push(module.text_of(p).to_ascii_lowercase());
         }
         let has = |f: &dyn Fn(&str) -> bool| names.iter().any(|n| f(n));
