@@ -190,6 +190,9 @@ pub struct Module<'t> {
     /// asked about. (Offsets, not text: a cell holding `&'t str` would pin
     /// the lifetime, as with `function_facts`.)
     class_assignments: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<(usize, usize)>>>>,
+    /// (Class node id, column) → where the names of the methods it defines
+    /// at that column are (see [`Module::class_methods`]).
+    class_methods: std::cell::RefCell<HashMap<(usize, usize), std::rc::Rc<Vec<std::ops::Range<usize>>>>>,
     /// Node id → its parent's index in `parent_nodes`, for every named node
     /// the walk entered (see [`Module::parent`]): tree-sitter's own
     /// `parent()` walks down from the root on every call. An index, not the
@@ -288,6 +291,7 @@ impl<'t> Module<'t> {
             hidden_definitions: rustc_hash::FxHashSet::default(),
             attributes: std::cell::RefCell::new(HashMap::default()),
             class_assignments: std::cell::RefCell::new(HashMap::default()),
+            class_methods: std::cell::RefCell::new(HashMap::default()),
             function_facts: std::cell::RefCell::new(HashMap::default()),
             answers: std::cell::RefCell::new(HashMap::default()),
             gpu_library: std::cell::OnceCell::new(),
@@ -959,6 +963,24 @@ impl<'t> Module<'t> {
         });
         // `self.` is five bytes.
         known.iter().map(|&(at, len)| (at, &self.text[at + 5..at + 5 + len])).collect()
+    }
+
+    /// The names (as byte ranges) of the methods `class` defines at
+    /// `column`, as `find` reads them, read once per class and column: the
+    /// rules ask about one method after another.
+    pub(crate) fn class_methods(
+        &self,
+        class: Node<'_>,
+        column: usize,
+        find: impl FnOnce() -> Vec<std::ops::Range<usize>>,
+    ) -> std::rc::Rc<Vec<std::ops::Range<usize>>> {
+        let key = (class.id(), column);
+        if let Some(known) = self.class_methods.borrow().get(&key) {
+            return known.clone();
+        }
+        let found = std::rc::Rc::new(find());
+        self.class_methods.borrow_mut().insert(key, found.clone());
+        found
     }
 
     fn attribute_value(&self, expr: Node<'t>) -> Value {

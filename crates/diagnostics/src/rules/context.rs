@@ -317,36 +317,41 @@ fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
     let class_column = class.start_position().column;
     let column = method.start_position().column;
     let text = module.text;
-    let body_start = text[class.start_byte()..].find('\n').map_or(text.len(), |i| class.start_byte() + i + 1);
-    let mut decorators_say_property = false;
-    for line in text[body_start..].lines() {
-        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
-        let code = &line[indent..];
-        if code.is_empty() || code.starts_with('#') {
-            continue;
+    let methods = module.class_methods(class, column, || {
+        let body_start = text[class.start_byte()..].find('\n').map_or(text.len(), |i| class.start_byte() + i + 1);
+        let mut found = Vec::new();
+        let mut decorators_say_property = false;
+        for line in text[body_start..].lines() {
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+            let code = &line[indent..];
+            if code.is_empty() || code.starts_with('#') {
+                continue;
+            }
+            if indent <= class_column {
+                break;
+            }
+            if indent != column {
+                continue;
+            }
+            if let Some(decorator) = code.strip_prefix('@') {
+                decorators_say_property |= decorator.contains("property");
+                continue;
+            }
+            let header = code.strip_prefix("async ").unwrap_or(code);
+            if let Some(rest) = header.strip_prefix("def ").map(str::trim_start) {
+                let name = &rest[..rest.find(|c: char| c.is_whitespace() || c == '(' || c == '[').unwrap_or(rest.len())];
+                let after = rest[name.len()..].trim_start();
+                if !name.is_empty() && after.starts_with(['(', '[']) && !decorators_say_property {
+                    let at = name.as_ptr() as usize - text.as_ptr() as usize;
+                    found.push(at..at + name.len());
+                }
+            }
+            decorators_say_property = false;
         }
-        if indent <= class_column {
-            break;
-        }
-        if indent != column {
-            continue;
-        }
-        if let Some(decorator) = code.strip_prefix('@') {
-            decorators_say_property |= decorator.contains("property");
-            continue;
-        }
-        let header = code.strip_prefix("async ").unwrap_or(code);
-        let defined = header
-            .strip_prefix("def ")
-            .map(|rest| rest.trim_start())
-            .and_then(|rest| rest.strip_prefix(name))
-            .is_some_and(|rest| rest.trim_start().starts_with(['(', '[']));
-        if defined && !decorators_say_property {
-            return true;
-        }
-        decorators_say_property = false;
-    }
-    false
+        found
+    });
+    let defined = methods.iter().any(|r| &text[r.clone()] == name);
+    defined
 }
 
 /// Any argument of `call` (positional or by keyword) is a Python function.
