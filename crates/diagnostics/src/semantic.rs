@@ -193,6 +193,8 @@ pub struct Module<'t> {
     /// (Class node id, column) → where the names of the methods it defines
     /// at that column are (see [`Module::class_methods`]).
     class_methods: std::cell::RefCell<HashMap<(usize, usize), std::rc::Rc<Vec<std::ops::Range<usize>>>>>,
+    /// (Expression node id, scope, depth) → its value (see [`Module::eval`]).
+    evaluated: std::cell::RefCell<HashMap<(usize, usize, u32), Value>>,
     /// Node id → its parent's index in `parent_nodes`, for every named node
     /// the walk entered (see [`Module::parent`]): tree-sitter's own
     /// `parent()` walks down from the root on every call. An index, not the
@@ -292,6 +294,7 @@ impl<'t> Module<'t> {
             attributes: std::cell::RefCell::new(HashMap::default()),
             class_assignments: std::cell::RefCell::new(HashMap::default()),
             class_methods: std::cell::RefCell::new(HashMap::default()),
+            evaluated: std::cell::RefCell::new(HashMap::default()),
             function_facts: std::cell::RefCell::new(HashMap::default()),
             answers: std::cell::RefCell::new(HashMap::default()),
             gpu_library: std::cell::OnceCell::new(),
@@ -1109,6 +1112,22 @@ impl<'t> Module<'t> {
         if depth > MAX_EVAL_DEPTH {
             return Value::Unknown;
         }
+        // A name or a call is worth remembering: its value comes from its
+        // definitions, which every call using it would work out again.
+        let g = gpulens_syntax::grammar();
+        if expr.kind_id() != g.identifier && expr.kind_id() != g.call {
+            return self.eval_anew(expr, scope, depth);
+        }
+        let key = (expr.id(), scope, depth);
+        if let Some(known) = self.evaluated.borrow().get(&key) {
+            return *known;
+        }
+        let value = self.eval_anew(expr, scope, depth);
+        self.evaluated.borrow_mut().insert(key, value);
+        value
+    }
+
+    fn eval_anew(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
         let depth = depth + 1;
         match expr.kind_name() {
             "integer" => parse_int(self.text_of(expr)).map_or(Value::Scalar, Value::Int),
