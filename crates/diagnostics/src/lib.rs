@@ -514,6 +514,15 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             break;
         }
     }
+    // The names a token of a function must spell to matter below (beyond
+    // a mesh or ray name): a model's or ray query's method, a table method,
+    // a live name, an import (a function's own imports are asked apart).
+    // Most tokens are none of these: a table by length and first byte
+    // rules them out without a lookup.
+    let mut notable = Signatures::default();
+    for name in rules::MODEL_WORK.iter().chain(rules::RAY_QUERIES).chain(table_methods()).chain(live.iter()).chain(imported.keys()) {
+        notable.insert(name);
+    }
     let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
     let arrays = imported.values().flatten().any(|t| rules::loops::ARRAY_MODULES.contains(&top(t).as_str()));
     // Attributes of `self` that a statement builds from an imported name
@@ -579,6 +588,10 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
                     "for" | "while" => loops = true,
                     "self" => self_attributes = true,
                     "synchronize" | "copy_to_host" => starts = true,
+                    // Names none of the checks below knows: only a mesh or ray name can count.
+                    _ if !notable.may_hold(token) && (local.is_empty() || !local.contains_key(token)) => {
+                        reads_arrays = reads_arrays || rules::names_a_mesh_or_ray(token);
+                    }
                     _ => {
                         model_work = model_work || rules::MODEL_WORK.contains(&token);
                         if rules::MODEL_WORK.contains(&token) || rules::RAY_QUERIES.contains(&token) {
@@ -2111,6 +2124,31 @@ fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
         } else {
             i += 1;
         }
+    }
+}
+
+/// A set of names that answers "surely not in it" from a name's length and
+/// first byte (false positives allowed, no false negatives).
+struct Signatures {
+    /// Bit `len % 32` of entry `first byte`.
+    bits: [u32; 256],
+}
+
+impl Default for Signatures {
+    fn default() -> Self {
+        Signatures { bits: [0; 256] }
+    }
+}
+
+impl Signatures {
+    fn insert(&mut self, name: &str) {
+        if let Some(&first) = name.as_bytes().first() {
+            self.bits[first as usize] |= 1 << (name.len() % 32);
+        }
+    }
+
+    fn may_hold(&self, name: &str) -> bool {
+        name.as_bytes().first().is_some_and(|&first| self.bits[first as usize] & (1 << (name.len() % 32)) != 0)
     }
 }
 

@@ -148,11 +148,14 @@ fn array_work(cx: &Context<'_, '_>, function: gpulens_syntax::Node<'_>) -> bool 
 /// query. (The pre-scan keeps such a function even when its only library
 /// calls make arrays.)
 pub(crate) fn names_work_on_arrays(token: &str) -> bool {
-    if WORK.contains(&token) || RAY_QUERIES.contains(&token) {
-        return true;
-    }
+    WORK.contains(&token) || RAY_QUERIES.contains(&token) || names_a_mesh_or_ray(token)
+}
+
+/// The part of [`names_work_on_arrays`] that reads the name's spelling:
+/// `mesh`, or a ray's origin or direction (`ray_origins`).
+pub(crate) fn names_a_mesh_or_ray(token: &str) -> bool {
     let has = |word: &str| token.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()));
-    token.eq_ignore_ascii_case("mesh") || (has("ray") && (has("origin") || has("direction")))
+    token.eq_ignore_ascii_case("mesh") || (token.len() >= 9 && has("ray") && (has("origin") || has("direction")))
 }
 
 /// Ray casts against a triangle mesh through trimesh's ray API.
