@@ -299,8 +299,8 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
         }
         *s |= *i;
     }
-    keep_class_bodies(&outline, &mut skipped);
-    let skip = fewest_gaps(&outline, &mut skipped);
+    let classes = keep_class_bodies(&outline, &mut skipped);
+    let skip = fewest_gaps(&outline, &mut skipped, &classes);
     // Irrelevant definitions parsed after all (to keep the parts few, or a
     // class body from emptying) need no walk: where they start.
     let unwalked: Vec<usize> =
@@ -332,26 +332,40 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
                 .is_some_and(|n| n.kind_name() == "string_start" && n.end_byte() == r.start)
     });
     let hidden = outline.definitions.iter().zip(&skipped).filter(|(d, s)| **s && d.classes.is_empty()).map(|(d, _)| d.name.clone());
+    // (A class left out whole may have been parsed after all, to keep the
+    // parts few: a name both defined and hidden is defined all the same.)
+    let hidden = hidden.chain(classes.iter().map(|c| outline.classes[*c].name.clone()));
     strings_hold.then(|| Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls })
 }
 
-/// A class body can't be empty: of a class whose every statement would be
-/// skipped, keep its smallest definition.
-fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) {
+/// A class body can't be empty. A class whose every statement would be
+/// skipped is left out whole when it stands in the module undecorated (a
+/// test class, often): its methods were all left out, and nothing in its
+/// `class` line starts a rule. Of any other such class, its smallest
+/// definition is kept. Returns the indices (in `outline.classes`) of the
+/// classes to leave out.
+fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) -> Vec<usize> {
     let mut by_class: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
     for (i, d) in outline.definitions.iter().enumerate() {
         if let Some(class) = d.classes.last() {
             by_class.entry(*class).or_default().push(i);
         }
     }
-    for &(class, statements) in &outline.class_statements {
+    let mut whole = Vec::new();
+    for (c, &(class, statements)) in outline.class_statements.iter().enumerate() {
         let inside: &[usize] = by_class.get(&class).map_or(&[], |v| &v[..]);
         let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
         if statements > 0 && skipped_inside >= statements {
+            let info = &outline.classes[c];
+            if info.indent == 0 && !info.decorated {
+                whole.push(c);
+                continue;
+            }
             let smallest = inside.iter().min_by_key(|&&i| outline.definitions[i].range.len()).expect("a statement");
             skipped[*smallest] = false;
         }
     }
+    whole
 }
 
 /// Most parts of the text to parse apart: tree-sitter looks a position up
@@ -361,8 +375,8 @@ const MAX_PARTS: usize = 64;
 /// [`skipped_ranges`], keeping only the [`MAX_PARTS`] longest runs of
 /// skipped text (adjacent skipped ranges make one run): the definitions of
 /// the other runs are parsed after all.
-fn fewest_gaps(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) -> Vec<Range<usize>> {
-    let skip = skipped_ranges(outline, skipped);
+fn fewest_gaps(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool], classes: &[usize]) -> Vec<Range<usize>> {
+    let skip = skipped_ranges(outline, skipped, classes);
     let mut runs: Vec<Range<usize>> = Vec::new();
     for r in &skip {
         match runs.last_mut() {
@@ -389,10 +403,19 @@ fn fewest_gaps(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool])
     skip.into_iter().filter(|r| kept_run(r)).collect()
 }
 
-/// The skipped definitions and the long strings outside them, sorted.
-fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool]) -> Vec<Range<usize>> {
-    let mut skip: Vec<Range<usize>> =
-        outline.definitions.iter().zip(skipped).filter(|(_, s)| **s).map(|(d, _)| d.range.clone()).collect();
+/// The skipped definitions and classes (indices in `outline.classes`) and
+/// the long strings outside them, sorted and disjoint.
+fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], classes: &[usize]) -> Vec<Range<usize>> {
+    let mut skip: Vec<Range<usize>> = classes.iter().map(|c| outline.classes[*c].range.clone()).collect();
+    // (A skipped class's definitions are inside it.)
+    let in_class = |r: &Range<usize>| {
+        let i = skip[..classes.len()].partition_point(|s| s.start <= r.start);
+        i > 0 && r.end <= skip[i - 1].end
+    };
+    let definitions: Vec<Range<usize>> =
+        outline.definitions.iter().zip(skipped).filter(|(d, s)| **s && !in_class(&d.range)).map(|(d, _)| d.range.clone()).collect();
+    skip.extend(definitions);
+    skip.sort_by_key(|r| r.start);
     // Definitions don't overlap: the one that could hold a string is the
     // last to start before it.
     let inside = |r: &Range<usize>| {

@@ -325,3 +325,27 @@ fn light_operations_chain_across_statements() {
     let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
     assert_eq!(check_text(text, &settings, &gpu), whole);
 }
+
+/// A class whose every method is left out (a test class) is left out whole
+/// when it stands undecorated in the module: no method of it is parsed to
+/// keep its body from emptying. A decorated one keeps its smallest method
+/// (its decorators are parsed: they could start a rule).
+#[test]
+fn test_classes_left_out_whole() {
+    let text = "import numpy as np\n\n\
+                class TestSolve:\n    def test_small(self):\n        np.linalg.solve(a, b)\n\n    def test_big(self):\n        x = np.fft.fft(y)\n        return np.linalg.eig(x)\n\n\
+                def transform(a, n):\n    m = np.random.rand(n, n)\n    return np.linalg.inv(m) @ a\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["transform".to_string()]));
+    let decorated = text.replace("class TestSolve", "@pytest.mark.slow\nclass TestSolve");
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(&decorated),
+        Some(vec!["test_small".to_string(), "transform".to_string()])
+    );
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    for text in [text, &decorated] {
+        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+        assert!(whole.iter().any(|f| f.code == "CUPY001"), "{whole:?}");
+        assert_eq!(check_text(text, &settings, &gpu), whole);
+    }
+}

@@ -34,12 +34,26 @@ pub struct DefinitionOutline {
     pub classes: Vec<usize>,
 }
 
+/// A class definition directly in the module or in a class body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassOutline {
+    /// From its first decorator (or its `class` line) to where the next
+    /// statement at its level or outside it begins.
+    pub range: Range<usize>,
+    /// The columns its `class` line is indented by.
+    pub indent: usize,
+    pub decorated: bool,
+    pub name: String,
+}
+
 /// What [`outline`] finds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outline {
     pub definitions: Vec<DefinitionOutline>,
     /// For each class (by where its line starts): how many statements its body holds.
     pub class_statements: Vec<(usize, usize)>,
+    /// The classes, in the order of `class_statements`.
+    pub classes: Vec<ClassOutline>,
     /// Insides of triple-quoted string literals (not f- or t-strings) of at
     /// least [`LONG_STRING`] bytes: between the opening and closing quotes.
     pub long_strings: Vec<Range<usize>>,
@@ -63,7 +77,8 @@ pub fn outline(text: &str) -> Option<Outline> {
     // Open blocks: (indent of the header line, what it is).
     #[derive(Clone, Copy, PartialEq)]
     enum Block {
-        Class(usize),
+        /// Where its line starts, and its index in `classes`.
+        Class(usize, usize),
         Definition(usize),
         Other,
     }
@@ -72,18 +87,20 @@ pub fn outline(text: &str) -> Option<Outline> {
     for line in &lines.0 {
         while blocks.last().is_some_and(|(indent, _)| line.indent <= *indent) {
             let (_, block) = blocks.pop().expect("checked");
-            if let Block::Definition(i) = block {
-                out.definitions[i].range.end = line.start;
+            match block {
+                Block::Definition(i) => out.definitions[i].range.end = line.start,
+                Block::Class(_, i) => out.classes[i].range.end = line.start,
+                Block::Other => {}
             }
         }
         // Only the module and class bodies hold definitions the caller can skip.
-        let container = blocks.iter().all(|(_, b)| matches!(b, Block::Class(_)));
+        let container = blocks.iter().all(|(_, b)| matches!(b, Block::Class(..)));
         let outside = !blocks.iter().any(|(_, b)| matches!(b, Block::Definition(_)));
         if outside && line.first != First::Decorator && !(line.first == First::Def && container && line.compound) {
             out.statements.push(line.start..line.end);
-            out.in_class.push(blocks.iter().any(|(_, b)| matches!(b, Block::Class(_))));
+            out.in_class.push(blocks.iter().any(|(_, b)| matches!(b, Block::Class(..))));
         }
-        if let Some(&(_, Block::Class(class))) = blocks.last() {
+        if let Some(&(_, Block::Class(class, _))) = blocks.last() {
             if let Some(count) = out.class_statements.iter_mut().find(|(c, _)| *c == class) {
                 // A decorator and what it decorates are one statement.
                 if decorators.is_none() {
@@ -110,7 +127,7 @@ pub fn outline(text: &str) -> Option<Outline> {
                 let header_start = start + line.indent;
                 let classes = blocks
                     .iter()
-                    .filter_map(|(_, b)| if let Block::Class(c) = b { Some(*c) } else { None })
+                    .filter_map(|(_, b)| if let Block::Class(c, _) = b { Some(*c) } else { None })
                     .collect();
                 out.definitions.push(DefinitionOutline {
                     range: start..text.len(),
@@ -127,7 +144,13 @@ pub fn outline(text: &str) -> Option<Outline> {
             }
             First::Class if container && line.opens_block => {
                 out.class_statements.push((line.start, 0));
-                blocks.push((line.indent, Block::Class(line.start)));
+                let (start, decorated) = match decorators {
+                    Some((start, indent, _)) if indent == line.indent => (start, true),
+                    Some(_) => (line.start, true),
+                    None => (line.start, false),
+                };
+                out.classes.push(ClassOutline { range: start..text.len(), indent: line.indent, decorated, name: line.name.clone() });
+                blocks.push((line.indent, Block::Class(line.start, out.classes.len() - 1)));
             }
             _ => {
                 if line.opens_block {
@@ -138,8 +161,10 @@ pub fn outline(text: &str) -> Option<Outline> {
         decorators = None;
     }
     while let Some((_, block)) = blocks.pop() {
-        if let Block::Definition(i) = block {
-            out.definitions[i].range.end = text.len();
+        match block {
+            Block::Definition(i) => out.definitions[i].range.end = text.len(),
+            Block::Class(_, i) => out.classes[i].range.end = text.len(),
+            Block::Other => {}
         }
     }
     Some(out)
@@ -504,6 +529,24 @@ mod tests {
     }
 
     #[test]
+    fn class_ranges_from_decorators_to_the_next_statement() {
+        let text = "@dataclass\nclass A:\n    class B:\n        def f(self): pass\n    x = 1\n\nclass C: pass\ny = 2\nclass D:\n    def g(self):\n        return 1\n";
+        let o = outline(text).unwrap();
+        let found: Vec<(&str, &str, usize, bool)> =
+            o.classes.iter().map(|c| (c.name.as_str(), &text[c.range.clone()], c.indent, c.decorated)).collect();
+        assert_eq!(
+            found,
+            [
+                ("A", "@dataclass\nclass A:\n    class B:\n        def f(self): pass\n    x = 1\n\n", 0, true),
+                ("B", "    class B:\n        def f(self): pass\n", 4, false),
+                ("D", "class D:\n    def g(self):\n        return 1\n", 0, false),
+            ]
+        );
+        // One entry per class with a body, in the order of `class_statements`.
+        assert_eq!(o.class_statements.len(), o.classes.len());
+    }
+
+    #[test]
     fn definitions_in_module_and_classes_only() {
         let text = "import x\n\n@dec(\n  1)\ndef a(p):\n    '''doc'''\n    def inner():\n        pass\n    return 1\n\n# c\nclass K:\n    x = 1\n    async def m(self): return 2\n    def n(self):\n        if x:\n            pass\n\nif y:\n    def hidden(): pass\n";
         let o = outline(text).unwrap();
@@ -513,6 +556,9 @@ mod tests {
         assert_eq!(&text[found[1].1..found[1].2], "    async def m(self): return 2\n");
         assert_eq!(&text[found[2].1..found[2].2], "    def n(self):\n        if x:\n            pass\n\n");
         assert_eq!(o.class_statements, vec![(text.find("class K").unwrap(), 3)]);
+        assert_eq!(o.classes.len(), 1);
+        assert_eq!(&text[o.classes[0].range.clone()], &text[text.find("class K").unwrap()..text.find("if y:").unwrap()]);
+        assert_eq!((o.classes[0].name.as_str(), o.classes[0].indent, o.classes[0].decorated), ("K", 0, false));
         let statements: Vec<(&str, bool)> = o.statements.iter().zip(&o.in_class).map(|(r, c)| (text[r.clone()].trim(), *c)).collect();
         assert_eq!(
             statements,
