@@ -207,8 +207,9 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     }
     // Hotness, and the advice a loop gets for calling a function with
     // findings, read the callers of the functions with findings: parsed
-    // first without the functions that only call others, then again with
-    // those calling a function that turned out to have findings (rarely).
+    // with the functions that call a kept one in a loop, then again with
+    // those calling a function that turned out to have findings all the
+    // same (rarely: a caller that got the advice of its callee).
     let mut callers_of: FxHashSet<String> = FxHashSet::default();
     for _ in 0..4 {
         let Some(parsed) = parse_what_matters(text, &callers_of) else { break };
@@ -285,13 +286,22 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
             irrelevant = found;
         }
     }
-    // Of the functions left out, those that call one of `callers_of`, and
-    // what the others call.
+    // Of the functions left out, those that call in a loop one of
+    // `callers_of` or a function kept for its own sake (which may turn out
+    // to have findings: keeping its callers now spares parsing the file
+    // again once it has), and what the others call.
+    let kept: FxHashSet<&str> = outline
+        .definitions
+        .iter()
+        .zip(skipped.iter().zip(&irrelevant))
+        .filter(|(_, (s, i))| !**s && !**i)
+        .map(|(d, _)| d.name.as_str())
+        .collect();
     let mut left_out_calls = Vec::new();
     for ((d, s), i) in outline.definitions.iter().zip(skipped.iter_mut()).zip(irrelevant.iter_mut()) {
         if *i && !*s {
             let calls = called_in_loops(&text[d.range.clone()]);
-            if calls.iter().any(|c| callers_of.contains(c)) {
+            if calls.iter().any(|c| callers_of.contains(c) || kept.contains(c.as_str())) {
                 *i = false;
             } else if !calls.is_empty() {
                 left_out_calls.push(calls);

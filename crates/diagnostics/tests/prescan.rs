@@ -349,3 +349,23 @@ fn test_classes_left_out_whole() {
         assert_eq!(check_text(text, &settings, &gpu), whole);
     }
 }
+
+/// A function that calls a kept function in a loop is parsed with it from
+/// the start (hotness reads it once the callee has findings), not in a
+/// second parse of the whole file after the first one found them.
+#[test]
+fn callers_of_kept_functions_parsed_at_once() {
+    let text = "import numpy as np\n\n\
+                def solve(a, b):\n    return np.linalg.solve(a, b)\n\n\
+                def solve_all(pairs):\n    for a, b in pairs:\n        solve(a, b)\n\n\
+                def describe(pairs):\n    return len(pairs)\n";
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["solve".to_string(), "solve_all".to_string()])
+    );
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert!(whole.iter().any(|f| f.code == "CUPY001" && f.message.contains("solve_all")), "{whole:?}");
+    assert_eq!(check_text(text, &settings, &gpu), whole);
+}
