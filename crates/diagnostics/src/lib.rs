@@ -309,7 +309,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
         }
         *s |= *i;
     }
-    let classes = keep_class_bodies(&outline, &mut skipped);
+    let classes = keep_class_bodies(text, &outline, &mut skipped);
     let skip = fewest_gaps(&outline, &mut skipped, &classes);
     // Irrelevant definitions parsed after all (to keep the parts few, or a
     // class body from emptying) need no walk: where they start.
@@ -349,12 +349,12 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
 }
 
 /// A class body can't be empty. A class whose every statement would be
-/// skipped is left out whole when it stands in the module undecorated (a
-/// test class, often): its methods were all left out, and nothing in its
-/// `class` line starts a rule. Of any other such class, its smallest
-/// definition is kept. Returns the indices (in `outline.classes`) of the
-/// classes to leave out.
-fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) -> Vec<usize> {
+/// skipped is left out whole when it stands in the module undecorated with
+/// a one-line header that calls nothing (`class TestSolve(Base):`, a test
+/// class, often): its methods were all left out, and nothing else in it can
+/// start a rule. Of any other such class, its smallest definition is kept.
+/// Returns the indices (in `outline.classes`) of the classes to leave out.
+fn keep_class_bodies(text: &str, outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool]) -> Vec<usize> {
     let mut by_class: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
     for (i, d) in outline.definitions.iter().enumerate() {
         if let Some(class) = d.classes.last() {
@@ -367,7 +367,9 @@ fn keep_class_bodies(outline: &gpulens_syntax::outline::Outline, skipped: &mut [
         let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
         if statements > 0 && skipped_inside >= statements {
             let info = &outline.classes[c];
-            if info.indent == 0 && !info.decorated {
+            let header = text[info.range.clone()].lines().next().unwrap_or("");
+            let plain = header.matches('(').count() <= 1 && header.trim_end().ends_with(':');
+            if info.indent == 0 && !info.decorated && plain {
                 whole.push(c);
                 continue;
             }
@@ -2370,6 +2372,18 @@ pub(crate) fn logical_line(text: &str, offset: usize) -> Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signatures_never_rule_out_a_name_they_hold() {
+        let mut notable = Signatures::default();
+        let names = ["np", "fit", "intersects_location", "groupby", "x", "a_name_longer_than_thirty_two_bytes_"];
+        for name in names {
+            notable.insert(name);
+        }
+        assert!(names.iter().all(|n| notable.may_hold(n)));
+        // Another length or first byte is ruled out; the empty name too.
+        assert!(!notable.may_hold("npx") && !notable.may_hold("y") && !notable.may_hold("fix_") && !notable.may_hold(""));
+    }
 
     #[test]
     fn strings_and_comments_are_blanked_in_place() {

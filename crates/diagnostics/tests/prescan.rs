@@ -327,9 +327,10 @@ fn light_operations_chain_across_statements() {
 }
 
 /// A class whose every method is left out (a test class) is left out whole
-/// when it stands undecorated in the module: no method of it is parsed to
-/// keep its body from emptying. A decorated one keeps its smallest method
-/// (its decorators are parsed: they could start a rule).
+/// when it stands undecorated in the module with a header that calls
+/// nothing: no method of it is parsed to keep its body from emptying. A
+/// decorated one, or one whose header calls, keeps its smallest method (its
+/// decorators and header are parsed: they could start a rule).
 #[test]
 fn test_classes_left_out_whole() {
     let text = "import numpy as np\n\n\
@@ -337,13 +338,14 @@ fn test_classes_left_out_whole() {
                 def transform(a, n):\n    m = np.random.rand(n, n)\n    return np.linalg.inv(m) @ a\n";
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["transform".to_string()]));
     let decorated = text.replace("class TestSolve", "@pytest.mark.slow\nclass TestSolve");
-    assert_eq!(
-        gpulens_diagnostics::analysed_definitions(&decorated),
-        Some(vec!["test_small".to_string(), "transform".to_string()])
-    );
+    // A header that calls something is parsed too.
+    let calling = text.replace("class TestSolve:", "class TestSolve(base(np.ones(3))):");
+    for kept in [&decorated, &calling] {
+        assert_eq!(gpulens_diagnostics::analysed_definitions(kept), Some(vec!["test_small".to_string(), "transform".to_string()]));
+    }
     let settings = Settings::default();
     let gpu = GpuProfile::target("H200").unwrap();
-    for text in [text, &decorated] {
+    for text in [text, &decorated, &calling] {
         let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
         assert!(whole.iter().any(|f| f.code == "CUPY001"), "{whole:?}");
         assert_eq!(check_text(text, &settings, &gpu), whole);
