@@ -362,11 +362,10 @@ fn keep_class_bodies(text: &str, outline: &gpulens_syntax::outline::Outline, ski
         }
     }
     let mut whole = Vec::new();
-    for (c, &(class, statements)) in outline.class_statements.iter().enumerate() {
-        let inside: &[usize] = by_class.get(&class).map_or(&[], |v| &v[..]);
+    for (c, info) in outline.classes.iter().enumerate() {
+        let inside: &[usize] = by_class.get(&info.line_start).map_or(&[], |v| &v[..]);
         let skipped_inside = inside.iter().filter(|&&i| skipped[i]).count();
-        if statements > 0 && skipped_inside >= statements {
-            let info = &outline.classes[c];
+        if info.statements > 0 && skipped_inside >= info.statements {
             let header = text[info.range.clone()].lines().next().unwrap_or("");
             let plain = header.matches('(').count() <= 1 && header.trim_end().ends_with(':');
             if info.indent == 0 && !info.decorated && plain {
@@ -378,6 +377,13 @@ fn keep_class_bodies(text: &str, outline: &gpulens_syntax::outline::Outline, ski
         }
     }
     whole
+}
+
+/// Whether `r` lies within one of `ranges` (sorted and disjoint: the one
+/// that could hold it is the last to start at or before it).
+fn within_one(ranges: &[Range<usize>], r: &Range<usize>) -> bool {
+    let i = ranges.partition_point(|s| s.start <= r.start);
+    i > 0 && r.end <= ranges[i - 1].end
 }
 
 /// Most parts of the text to parse apart: tree-sitter looks a position up
@@ -420,21 +426,16 @@ fn fewest_gaps(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool],
 fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], classes: &[usize]) -> Vec<Range<usize>> {
     let mut skip: Vec<Range<usize>> = classes.iter().map(|c| outline.classes[*c].range.clone()).collect();
     // (A skipped class's definitions are inside it.)
-    let in_class = |r: &Range<usize>| {
-        let i = skip[..classes.len()].partition_point(|s| s.start <= r.start);
-        i > 0 && r.end <= skip[i - 1].end
-    };
-    let definitions: Vec<Range<usize>> =
-        outline.definitions.iter().zip(skipped).filter(|(d, s)| **s && !in_class(&d.range)).map(|(d, _)| d.range.clone()).collect();
+    let definitions: Vec<Range<usize>> = outline
+        .definitions
+        .iter()
+        .zip(skipped)
+        .filter(|(d, s)| **s && !within_one(&skip, &d.range))
+        .map(|(d, _)| d.range.clone())
+        .collect();
     skip.extend(definitions);
     skip.sort_by_key(|r| r.start);
-    // Definitions don't overlap: the one that could hold a string is the
-    // last to start before it.
-    let inside = |r: &Range<usize>| {
-        let i = skip.partition_point(|s| s.start <= r.start);
-        i > 0 && r.end <= skip[i - 1].end
-    };
-    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !inside(r)).cloned().collect();
+    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !within_one(&skip, r)).cloned().collect();
     skip.extend(strings);
     skip.sort_by_key(|r| r.start);
     skip

@@ -40,6 +40,10 @@ pub struct ClassOutline {
     /// From its first decorator (or its `class` line) to where the next
     /// statement at its level or outside it begins.
     pub range: Range<usize>,
+    /// Where its `class` line starts (how [`DefinitionOutline::classes`] names it).
+    pub line_start: usize,
+    /// How many statements its body holds (a decorated one counts once).
+    pub statements: usize,
     /// The columns its `class` line is indented by.
     pub indent: usize,
     pub decorated: bool,
@@ -50,9 +54,7 @@ pub struct ClassOutline {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outline {
     pub definitions: Vec<DefinitionOutline>,
-    /// For each class (by where its line starts): how many statements its body holds.
-    pub class_statements: Vec<(usize, usize)>,
-    /// The classes, in the order of `class_statements`.
+    /// The classes with a body of their own, in source order.
     pub classes: Vec<ClassOutline>,
     /// Insides of triple-quoted string literals (not f- or t-strings) of at
     /// least [`LONG_STRING`] bytes: between the opening and closing quotes.
@@ -100,12 +102,10 @@ pub fn outline(text: &str) -> Option<Outline> {
             out.statements.push(line.start..line.end);
             out.in_class.push(blocks.iter().any(|(_, b)| matches!(b, Block::Class(..))));
         }
-        if let Some(&(_, Block::Class(class, _))) = blocks.last() {
-            if let Some(count) = out.class_statements.iter_mut().find(|(c, _)| *c == class) {
-                // A decorator and what it decorates are one statement.
-                if decorators.is_none() {
-                    count.1 += 1;
-                }
+        if let Some(&(_, Block::Class(_, class))) = blocks.last() {
+            // A decorator and what it decorates are one statement.
+            if decorators.is_none() {
+                out.classes[class].statements += 1;
             }
         }
         match line.first {
@@ -143,13 +143,19 @@ pub fn outline(text: &str) -> Option<Outline> {
                 }
             }
             First::Class if container && line.opens_block => {
-                out.class_statements.push((line.start, 0));
                 let (start, decorated) = match decorators {
                     Some((start, indent, _)) if indent == line.indent => (start, true),
                     Some(_) => (line.start, true),
                     None => (line.start, false),
                 };
-                out.classes.push(ClassOutline { range: start..text.len(), indent: line.indent, decorated, name: line.name.clone() });
+                out.classes.push(ClassOutline {
+                    range: start..text.len(),
+                    line_start: line.start,
+                    statements: 0,
+                    indent: line.indent,
+                    decorated,
+                    name: line.name.clone(),
+                });
                 blocks.push((line.indent, Block::Class(line.start, out.classes.len() - 1)));
             }
             _ => {
@@ -542,8 +548,7 @@ mod tests {
                 ("D", "class D:\n    def g(self):\n        return 1\n", 0, false),
             ]
         );
-        // One entry per class with a body, in the order of `class_statements`.
-        assert_eq!(o.class_statements.len(), o.classes.len());
+        assert_eq!(o.classes.iter().map(|c| c.statements).collect::<Vec<_>>(), [2, 1, 1]);
     }
 
     #[test]
@@ -555,7 +560,7 @@ mod tests {
         assert_eq!(&text[found[0].1..found[0].2], "@dec(\n  1)\ndef a(p):\n    '''doc'''\n    def inner():\n        pass\n    return 1\n\n# c\n");
         assert_eq!(&text[found[1].1..found[1].2], "    async def m(self): return 2\n");
         assert_eq!(&text[found[2].1..found[2].2], "    def n(self):\n        if x:\n            pass\n\n");
-        assert_eq!(o.class_statements, vec![(text.find("class K").unwrap(), 3)]);
+        assert_eq!((o.classes[0].line_start, o.classes[0].statements), (text.find("class K").unwrap(), 3));
         assert_eq!(o.classes.len(), 1);
         assert_eq!(&text[o.classes[0].range.clone()], &text[text.find("class K").unwrap()..text.find("if y:").unwrap()]);
         assert_eq!((o.classes[0].name.as_str(), o.classes[0].indent, o.classes[0].decorated), ("K", 0, false));
