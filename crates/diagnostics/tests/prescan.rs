@@ -23,6 +23,16 @@ fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The findings of a whole parse of `text`, once `check_text`'s partial
+/// parse is seen to find the same.
+fn same_as_whole(text: &str) -> Vec<gpulens_diagnostics::Finding> {
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert_eq!(check_text(text, &settings, &gpu), whole, "{text}");
+    whole
+}
+
 /// The files whose two results differ.
 /// `findings` without their fixes.
 fn unfixed(findings: &[gpulens_diagnostics::Finding]) -> Vec<gpulens_diagnostics::Finding> {
@@ -211,11 +221,8 @@ fn functions_left_out() {
          def transform(x):\n    return np.fft.fft(x)\n"
     );
     assert_eq!(gpulens_diagnostics::analysed_definitions(&text), Some(vec!["transform".to_string()]));
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    let whole = check(&text, &gpulens_syntax::parse(&text), &settings, &gpu);
+    let whole = same_as_whole(&text);
     assert_eq!(whole.len(), 1, "{whole:?}");
-    assert_eq!(check_text(&text, &settings, &gpu), whole);
 }
 
 /// Names the functions can't see don't keep them: a class attribute (a
@@ -234,10 +241,7 @@ fn names_out_of_sight_keep_nothing() {
                 def nested(grid):\n    def inner():\n        return grid.sum()\n    return inner\n\n\
                 class Scaler:\n    def fit(self, data):\n        self.low = min(data)\n        return self\n\n    def fit_transform(self, data):\n        return self.fit(data).transform(data)\n";
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["nested".to_string()]));
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
-    assert_eq!(check_text(text, &settings, &gpu), whole);
+    same_as_whole(text);
 }
 
 /// A light array operation in a loop is reported only on a whole axis of an
@@ -249,10 +253,7 @@ fn light_operations_in_loops() {
                 def per_piece(pieces):\n    for piece in pieces:\n        print(np.abs(piece).max())\n\n\
                 def per_column(table, n):\n    j = 0\n    while j < n:\n        print(np.abs(table[:, j]))\n        j = j + 1\n";
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["per_column".to_string()]));
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
-    assert_eq!(check_text(text, &settings, &gpu), whole);
+    same_as_whole(text);
 }
 
 /// An index loop keeps its function only when it could be a kernel: it
@@ -273,11 +274,8 @@ fn index_loops_that_cannot_be_kernels() {
         gpulens_diagnostics::analysed_definitions(text),
         Some(vec!["inner_clean".to_string(), "words_in_strings".to_string(), "one_line".to_string()])
     );
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    let whole = same_as_whole(text);
     assert!(whole.iter().filter(|f| f.code == "NUMBA001").count() >= 2, "{whole:?}");
-    assert_eq!(check_text(text, &settings, &gpu), whole);
 }
 
 /// A function that makes arrays and calls a model's method (`fit`,
@@ -296,13 +294,8 @@ fn model_methods_kept_where_a_rule_reads_them() {
                  def nearest(index, n):\n    q = np.zeros((n, 64), dtype=np.float32)\n    return index.search(q, 10)\n\n\
                  def fit_passed(model, n):\n    return model.fit(np.zeros((n, 3)))\n";
     assert_eq!(gpulens_diagnostics::analysed_definitions(faiss), Some(vec!["nearest".to_string()]));
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    for text in [text, faiss] {
-        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
-        assert_eq!(check_text(text, &settings, &gpu), whole);
-    }
-    let whole = check(faiss, &gpulens_syntax::parse(faiss), &settings, &gpu);
+    same_as_whole(text);
+    let whole = same_as_whole(faiss);
     assert!(whole.iter().any(|f| f.code == "CUVS001"), "{whole:?}");
 }
 
@@ -320,10 +313,7 @@ fn light_operations_chain_across_statements() {
         gpulens_diagnostics::analysed_definitions(text),
         Some(vec!["three_statements".to_string(), "one_line".to_string()])
     );
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
-    assert_eq!(check_text(text, &settings, &gpu), whole);
+    same_as_whole(text);
 }
 
 /// A class whose every method is left out (a test class) is left out whole
@@ -343,12 +333,9 @@ fn test_classes_left_out_whole() {
     for kept in [&decorated, &calling] {
         assert_eq!(gpulens_diagnostics::analysed_definitions(kept), Some(vec!["test_small".to_string(), "transform".to_string()]));
     }
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
     for text in [text, &decorated, &calling] {
-        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+        let whole = same_as_whole(text);
         assert!(whole.iter().any(|f| f.code == "CUPY001"), "{whole:?}");
-        assert_eq!(check_text(text, &settings, &gpu), whole);
     }
 }
 
@@ -365,9 +352,6 @@ fn callers_of_kept_functions_parsed_at_once() {
         gpulens_diagnostics::analysed_definitions(text),
         Some(vec!["solve".to_string(), "solve_all".to_string()])
     );
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("H200").unwrap();
-    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    let whole = same_as_whole(text);
     assert!(whole.iter().any(|f| f.code == "CUPY001" && f.message.contains("solve_all")), "{whole:?}");
-    assert_eq!(check_text(text, &settings, &gpu), whole);
 }
