@@ -124,12 +124,12 @@ fn main() -> ExitCode {
     // SAFETY: set before any tree-sitter object exists; mimalloc's
     // functions are thread-safe and have the C allocator's signatures.
     unsafe {
-        tree_sitter::set_allocator(
-            Some(libmimalloc_sys::mi_malloc),
-            Some(libmimalloc_sys::mi_calloc),
-            Some(libmimalloc_sys::mi_realloc),
-            Some(libmimalloc_sys::mi_free),
-        );
+        tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+            malloc: libmimalloc_sys::mi_malloc,
+            calloc: libmimalloc_sys::mi_calloc,
+            realloc: libmimalloc_sys::mi_realloc,
+            free: libmimalloc_sys::mi_free,
+        }));
     }
     let cli = Cli::parse();
     match cli.command {

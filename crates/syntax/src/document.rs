@@ -340,7 +340,13 @@ impl Document {
         }
         let old = (!full).then(|| self.clean.as_ref().unwrap_or(&self.tree));
         let rope = &self.rope;
-        let mut progress = |state: &tree_sitter::ParseState| stop(state.has_error());
+        let mut progress = |state: &tree_sitter::ParseState| {
+            if stop(state.has_error()) {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
         let tree = PARSER.with_borrow_mut(|parser| {
             let tree = parser.parse_with_options(
                 &mut |byte, _| {

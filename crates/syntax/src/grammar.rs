@@ -19,7 +19,9 @@ macro_rules! grammar {
         }
 
         fn load() -> Grammar {
-            let language: Language = tree_sitter_python::LANGUAGE.into();
+            // Kept for the life of the program: the names read from it are
+            // `'static`, and so is the language they come from.
+            let language: &'static Language = Box::leak(Box::new(tree_sitter_python::LANGUAGE.into()));
             Grammar {
                 $($kind: {
                     let id = language.id_for_node_kind(stringify!($kind), true);
@@ -29,7 +31,7 @@ macro_rules! grammar {
                 $($field: language
                     .field_id_for_name(stringify!($field).trim_start_matches("f_"))
                     .expect(concat!("tree-sitter-python has no field ", stringify!($field))),)*
-                names: Names::of(&language),
+                names: Names::of(language),
             }
         }
     };
@@ -64,6 +66,8 @@ struct Names {
     /// where a search of `fields` takes five (rules ask for a field
     /// millions of times in a corpus check).
     slots: Vec<Slot>,
+    /// For the kinds past the table: `ERROR` (id 65535) and the like.
+    language: &'static Language,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -84,7 +88,7 @@ fn slot(name: &str) -> usize {
 }
 
 impl Names {
-    fn of(language: &Language) -> Names {
+    fn of(language: &'static Language) -> Names {
         let kinds = (0..language.node_kind_count() as u16).map(|id| language.node_kind_for_id(id).unwrap_or("")).collect();
         let mut fields: Vec<(&'static str, NonZeroU16)> = (1..=language.field_count() as u16)
             .filter_map(|id| Some((language.field_name_for_id(id)?, NonZeroU16::new(id)?)))
@@ -98,7 +102,7 @@ impl Names {
                 _ => Slot::Shared,
             };
         }
-        Names { kinds, fields, slots }
+        Names { kinds, fields, slots, language }
     }
 }
 
@@ -116,7 +120,9 @@ pub trait NodeExt<'t> {
 
 impl<'t> NodeExt<'t> for Node<'t> {
     fn kind_name(&self) -> &'static str {
-        names().kinds.get(self.kind_id() as usize).copied().unwrap_or_else(|| self.kind())
+        let names = names();
+        let id = self.kind_id();
+        names.kinds.get(id as usize).copied().unwrap_or_else(|| names.language.node_kind_for_id(id).unwrap_or(""))
     }
 
     fn field(&self, name: &str) -> Option<Node<'t>> {

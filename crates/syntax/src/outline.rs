@@ -600,7 +600,7 @@ mod tests {
         let root = tree.root_node();
         assert!(!root.has_error(), "{}", root.to_sexp());
         let kinds: Vec<(&str, usize)> =
-            (0..root.named_child_count()).map(|i| root.named_child(i).unwrap()).map(|n| (n.kind(), n.start_byte())).collect();
+            (0..root.named_child_count() as u32).map(|i| root.named_child(i).unwrap()).map(|n| (n.kind(), n.start_byte())).collect();
         assert_eq!(kinds, [("import_statement", 0), ("function_definition", text.find("def b").unwrap())]);
     }
 }

@@ -33,7 +33,7 @@ pub fn import_modules_at(root: Node<'_>, source: &[u8], offset: usize) -> Vec<(s
     let mut matches = cursor.matches(imports(), node, source);
     let mut out = Vec::new();
     while let Some(m) = matches.next() {
-        for capture in m.captures {
+        for capture in m.captures() {
             let n = capture.node;
             let text = String::from_utf8_lossy(&source[n.byte_range()]).split_whitespace().collect::<String>();
             out.push((n.byte_range(), text));
