@@ -16,7 +16,7 @@ thread_local! {
 fn new_parser() -> Parser {
     let mut parser = Parser::new();
     parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .set_language(crate::grammar::language())
         .expect("the bundled tree-sitter-python matches the tree-sitter ABI");
     parser
 }

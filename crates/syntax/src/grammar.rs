@@ -66,7 +66,8 @@ struct Names {
     /// where a search of `fields` takes five (rules ask for a field
     /// millions of times in a corpus check).
     slots: Vec<Slot>,
-    /// For the kinds past the table: `ERROR` (id 65535) and the like.
+    /// The language they are read from; also for the kinds past the table,
+    /// `ERROR` (id 65535) and the like.
     language: &'static Language,
 }
 
@@ -108,6 +109,12 @@ impl Names {
 
 fn names() -> &'static Names {
     &grammar().names
+}
+
+/// tree-sitter-python, made once: the parsers and queries use it, and the
+/// names above are read from it.
+pub(crate) fn language() -> &'static Language {
+    names().language
 }
 
 /// Faster equivalents of two `Node` methods (see [`names`]).

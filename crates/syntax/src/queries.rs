@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
 
 fn compile(source: &str) -> Query {
-    Query::new(&tree_sitter_python::LANGUAGE.into(), source).expect("the bundled queries compile")
+    Query::new(crate::grammar::language(), source).expect("the bundled queries compile")
 }
 
 fn imports() -> &'static Query {
