@@ -212,7 +212,11 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     // same (rarely: a caller that got the advice of its callee).
     let mut callers_of: FxHashSet<String> = FxHashSet::default();
     for _ in 0..4 {
-        let Some(parsed) = parse_what_matters(text, &callers_of) else { break };
+        let parsed = match parse_what_matters(text, &callers_of) {
+            Some(Parse::Part(parsed)) => parsed,
+            Some(Parse::Quiet) => return Vec::new(),
+            None => break,
+        };
         let findings = check_once(text, &parsed.tree, settings, gpu, &parsed.hidden, &parsed.unwalked, with_fixes);
         let units = definition_units(&parsed.tree);
         // (Units are sorted and disjoint: the one that could hold a finding
@@ -242,11 +246,21 @@ pub fn parses_in_part(text: &str) -> bool {
     parse_what_matters(text, &FxHashSet::default()).is_some()
 }
 
+/// Whether [`check_text`] finds from the bytes alone that `text` can have
+/// no finding, and parses none of it (for tests).
+#[doc(hidden)]
+pub fn parses_nothing(text: &str) -> bool {
+    matches!(parse_what_matters(text, &FxHashSet::default()), Some(Parse::Quiet))
+}
+
 /// The names of the definitions [`check_text`]'s first parse of `text`
 /// analyses, in order; `None` where it parses the whole text (for tests).
 #[doc(hidden)]
 pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
-    let parsed = parse_what_matters(text, &FxHashSet::default())?;
+    let parsed = match parse_what_matters(text, &FxHashSet::default())? {
+        Parse::Part(parsed) => parsed,
+        Parse::Quiet => return Some(Vec::new()),
+    };
     let units = definition_units(&parsed.tree);
     let walked = units.iter().filter(|u| parsed.unwalked.binary_search(&u.1.start).is_err());
     Some(walked.filter_map(|u| definition_name(text, u.0)).map(str::to_string).collect())
@@ -270,10 +284,19 @@ struct Parsed {
     left_out_calls: Vec<Vec<String>>,
 }
 
-/// The tree of `text` without the parts that cannot produce a finding;
-/// `None` when the outline can't be trusted (or saves nothing). Functions
-/// that call one of `callers_of` in a loop are parsed too (hotness reads them).
-fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Parsed> {
+/// What [`parse_what_matters`] makes of a text.
+enum Parse {
+    /// Nothing in it can produce a finding: nothing was parsed.
+    Quiet,
+    /// It was parsed without the parts that cannot produce a finding.
+    Part(Parsed),
+}
+
+/// The tree of `text` without the parts that cannot produce a finding
+/// (none at all when no part can); `None` when the outline can't be
+/// trusted (or saves nothing). Functions that call one of `callers_of` in
+/// a loop are parsed too (hotness reads them).
+fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Parse> {
     let outline = gpulens_syntax::outline::outline(text)?;
     let plain = plain_code(text)?;
     // The GPU rules apply in tests too, and read kernels anywhere.
@@ -281,9 +304,11 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
     let mut skipped: Vec<bool> =
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
     let mut irrelevant = vec![false; skipped.len()];
+    let mut outside_quiet = false;
     if !gpu_code {
-        if let Some(found) = irrelevant_definitions(text, &plain, &outline) {
+        if let Some((found, quiet)) = irrelevant_definitions(text, &plain, &outline) {
             irrelevant = found;
+            outside_quiet = quiet;
         }
     }
     // Of the functions left out, those that call in a loop one of
@@ -308,6 +333,11 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
             }
         }
         *s |= *i;
+    }
+    // Every definition left out (or a test, whose findings are never
+    // shown), and nothing outside them to start a rule: nothing to parse.
+    if outside_quiet && skipped.iter().all(|s| *s) {
+        return Some(Parse::Quiet);
     }
     let classes = keep_class_bodies(text, &outline, &mut skipped);
     let skip = fewest_gaps(&outline, &mut skipped, &classes);
@@ -345,7 +375,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
     // (A class left out whole may have been parsed after all, to keep the
     // parts few: a name both defined and hidden is defined all the same.)
     let hidden = hidden.chain(classes.iter().map(|c| outline.classes[*c].name.clone()));
-    strings_hold.then(|| Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls })
+    strings_hold.then(|| Parse::Part(Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls }))
 }
 
 /// A class body can't be empty. A class whose every statement would be
@@ -452,10 +482,11 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], 
 ///   writes an element or accumulates (`x[i] = …`, `s += …`);
 /// - a model's or index's work through `self`.
 /// (Functions that only call others are the caller's to keep: see
-/// [`parse_what_matters`].) `None` when the code outside the functions
-/// doesn't parse cleanly alone. Files using a GPU library are not judged
-/// here (their rules read kernels and tests anywhere).
-fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::outline::Outline) -> Option<Vec<bool>> {
+/// [`parse_what_matters`].) Also whether the code outside the definitions
+/// is quiet: starts none of these either. `None` when an import can't be
+/// read. Files using a GPU library are not judged here (their rules read
+/// kernels and tests anywhere).
+fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::outline::Outline) -> Option<(Vec<bool>, bool)> {
     let knowledge = Knowledge::get();
     // The code outside the functions, statement by statement, without its
     // comments and strings (f-strings kept).
@@ -579,6 +610,55 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             found
         })
     };
+    // Whether the code outside the definitions can start a rule, judged as
+    // a function's code is below but more coarsely: a start or a light
+    // operation, a loop where an array library is imported, or a value made
+    // there (anywhere outside the definitions) and a work method, a mesh or
+    // ray name, or a table method. Every byte outside the definitions is read (class lines and
+    // bodies, the decorators of classes, blocks around definitions) but
+    // import statements, which bind names and start nothing.
+    let outside_quiet = {
+        let import_only = |code: &str| {
+            let code = code.trim_start();
+            (code.starts_with("import ") || code.starts_with("from ")) && !code.contains(';')
+        };
+        let mut taken: Vec<Range<usize>> = outline.definitions.iter().map(|d| d.range.clone()).collect();
+        taken.extend(outline.statements.iter().zip(&statements).filter(|(_, code)| import_only(code)).map(|(r, _)| r.clone()));
+        taken.sort_by_key(|r| r.start);
+        let mut pieces: Vec<&str> = Vec::new();
+        let mut at = 0;
+        for r in &taken {
+            if r.start > at {
+                pieces.push(&plain[at..r.start]);
+            }
+            at = at.max(r.end);
+        }
+        if at < plain.len() {
+            pieces.push(&plain[at..]);
+        }
+        let (mut starts, mut loops, mut reads) = (false, false, false);
+        let mut makes = None;
+        for piece in pieces {
+            for_each_name(piece, |token| match token {
+                _ if starts => {}
+                "for" | "while" => loops = true,
+                "self" | "synchronize" | "copy_to_host" => starts = true,
+                _ => {
+                    reads = reads
+                        || rules::MODEL_WORK.contains(&token)
+                        || rules::names_work_on_arrays(token)
+                        || (table_methods().contains(token) && is_method(piece, token));
+                    // (Not through live names: here they only carry values,
+                    // and a value needs one of the others to be worked on.)
+                    match start_in_function(piece, token, &none, &FxHashSet::default()) {
+                        Some(Start::Rule | Start::Light) => starts = true,
+                        made => makes = makes.max(made),
+                    }
+                }
+            });
+        }
+        !(starts || (loops && arrays) || (makes.is_some() && reads))
+    };
     let irrelevant: Vec<bool> = outline
         .definitions
         .iter()
@@ -698,7 +778,7 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             !model
         })
         .collect();
-    Some(irrelevant)
+    Some((irrelevant, outside_quiet))
 }
 
 /// Whether the rules read only the value a call of `api` makes (an array's,

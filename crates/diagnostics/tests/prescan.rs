@@ -195,6 +195,46 @@ fn functions_kept_for_every_reason_a_rule_starts() {
     assert!(edits.contains("scale_kernel2"), "{edits}");
 }
 
+/// A file whose every definition is left out (or is a test) and whose code
+/// outside them starts no rule is not parsed at all; one where the code
+/// outside starts a rule is.
+#[test]
+fn files_that_start_nothing_are_not_parsed() {
+    let quiet = [
+        // Tests only, the library named in imports and a decorator's data.
+        "import numpy as np\nfrom numpy.fft import fft\nimport pytest\n\n@pytest.mark.parametrize(\"n\", [10, 100])\ndef test_fft(n):\n    assert fft(np.ones(n)).shape == (n,)\n",
+        // A package's names: imported (which starts nothing) and listed.
+        "from numpy import dot, linalg\nfrom .core import solve\n\n__all__ = [\"dot\", \"linalg\", \"solve\"]\n",
+        // A class on a library's base, with attributes and quiet methods.
+        "import numpy as np\nfrom sklearn.base import BaseEstimator\n\n\nclass Wrapper(BaseEstimator):\n    \"\"\"Keeps a name.\"\"\"\n    kind = \"wrapper\"\n\n    def __init__(self, name):\n        self.name = name\n\n    def __repr__(self):\n        return f\"Wrapper({self.name!r})\"\n",
+        // A value made at module level, read by a test only.
+        "import numpy as np\n\nGRID = np.linspace(0, 1, 11)\n\n\ndef test_grid():\n    assert np.diff(GRID).min() > 0\n",
+    ];
+    let starting = [
+        // Library work at module level: through the module, through a name
+        // imported from it, after a semicolon on an import's line, in a
+        // class body.
+        "import numpy as np\n\nsignal = np.random.rand(1_000_000)\nspectrum = np.fft.fft(signal)\n",
+        "from numpy.fft import fft\nimport numpy as np\n\nspectrum = fft(np.random.rand(1_000_000))\n",
+        "import numpy as np; spectrum = np.fft.fft(np.random.rand(1_000_000))\n",
+        "import numpy as np\n\n\nclass Table:\n    values = np.fft.fft(np.random.rand(1_000_000))\n",
+        // An index loop where an array library is imported.
+        "import numpy as np\n\nn = 1_000_000\nout = np.empty(n)\nfor i in range(n):\n    out[i] = i * 2.0 + 1.0\n",
+        // Old Mac line ends: the import's line is not the whole file.
+        "import numpy as np\rspectrum = np.fft.fft(np.random.rand(1_000_000))\r",
+        // A table made there, and a method of it some rule reports on.
+        "import pandas as pd\n\nframe = pd.DataFrame({\"k\": range(10**6)})\ntotal = frame.apply(lambda r: r.k * 2, axis=1)\n",
+    ];
+    for text in quiet {
+        assert_eq!(same_as_whole(text), Vec::new(), "{text}");
+        assert!(gpulens_diagnostics::parses_nothing(text), "parsed\n{text}");
+    }
+    for text in starting {
+        assert!(!same_as_whole(text).is_empty(), "no finding: the case tests nothing\n{text}");
+        assert!(!gpulens_diagnostics::parses_nothing(text), "not parsed\n{text}");
+    }
+}
+
 #[test]
 fn corpus_named_by_gpulens_corpus() {
     let Some(dir) = std::env::var_os("GPULENS_CORPUS") else {

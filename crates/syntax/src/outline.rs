@@ -245,6 +245,11 @@ struct LogicalLine {
 /// and lists the insides of long plain triple-quoted strings.
 fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
     let b = text.as_bytes();
+    // Old Mac line ends (a `\r` alone) end lines wherever they stand, in
+    // comments too, where this scan reads only `\n`: leave them to the parser.
+    if memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n')) {
+        return None;
+    }
     let mut lines = Vec::new();
     let mut long = Vec::new();
     let mut i = 0;
@@ -271,7 +276,6 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
                 i += 2;
                 continue;
             }
-            b'\r' => return None, // old Mac line ends: leave to the parser
             b'#' => {
                 i = line_end(b, i);
                 continue;
