@@ -306,7 +306,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
     let mut irrelevant = vec![false; skipped.len()];
     let mut outside_quiet = false;
     if !gpu_code {
-        if let Some((found, quiet)) = irrelevant_definitions(text, &plain, &outline) {
+        if let Some((found, quiet)) = irrelevant_definitions(text, &plain, &outline, &skipped) {
             irrelevant = found;
             outside_quiet = quiet;
         }
@@ -482,11 +482,17 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], 
 ///   writes an element or accumulates (`x[i] = …`, `s += …`);
 /// - a model's or index's work through `self`.
 /// (Functions that only call others are the caller's to keep: see
-/// [`parse_what_matters`].) Also whether the code outside the definitions
-/// is quiet: starts none of these either. `None` when an import can't be
+/// [`parse_what_matters`].) Also whether the whole file is quiet: every
+/// definition a test (`tests`) or left out, and the code outside them
+/// starting none of these either. `None` when an import can't be
 /// read. Files using a GPU library are not judged here (their rules read
 /// kernels and tests anywhere).
-fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::outline::Outline) -> Option<(Vec<bool>, bool)> {
+fn irrelevant_definitions(
+    text: &str,
+    plain: &str,
+    outline: &gpulens_syntax::outline::Outline,
+    tests: &[bool],
+) -> Option<(Vec<bool>, bool)> {
     let knowledge = Knowledge::get();
     // The code outside the functions, statement by statement, without its
     // comments and strings (f-strings kept).
@@ -616,8 +622,9 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
     // there (anywhere outside the definitions) and a work method, a mesh or
     // ray name, or a table method. Every byte outside the definitions is read (class lines and
     // bodies, the decorators of classes, blocks around definitions) but
-    // import statements, which bind names and start nothing.
-    let outside_quiet = {
+    // import statements, which bind names and start nothing. (Asked only
+    // when every definition is a test or starts nothing.)
+    let outside_quiet = || {
         let import_only = |code: &str| {
             let code = code.trim_start();
             (code.starts_with("import ") || code.starts_with("from ")) && !code.contains(';')
@@ -778,7 +785,8 @@ fn irrelevant_definitions(text: &str, plain: &str, outline: &gpulens_syntax::out
             !model
         })
         .collect();
-    Some((irrelevant, outside_quiet))
+    let quiet = irrelevant.iter().zip(tests).all(|(i, t)| *i || *t) && outside_quiet();
+    Some((irrelevant, quiet))
 }
 
 /// Whether the rules read only the value a call of `api` makes (an array's,
