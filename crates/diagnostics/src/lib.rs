@@ -2369,14 +2369,31 @@ pub fn might_have_findings(text: &str) -> bool {
     NAMES
         .get_or_init(|| {
             let names = Knowledge::get().cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied());
-            aho_corasick::AhoCorasick::new(names).expect("a few short module names")
+            // (Leftmost-first matching, which answers "is there a match"
+            // as the standard kind does, lets the search run on SIMD
+            // fingerprints of the names; the standard kind walks the
+            // automaton byte by byte.)
+            aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .build(names)
+                .expect("a few short module names")
         })
         .is_match(text)
 }
 
 /// Whether `text` names one of the GPU libraries anywhere (a byte scan).
 pub(crate) fn names_gpu_library(text: &str) -> bool {
-    GPU_MODULES.iter().any(|m| text.contains(m))
+    // (One pass for the six names, on SIMD fingerprints: see
+    // `might_have_findings`.)
+    static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .build(GPU_MODULES)
+                .expect("six short module names")
+        })
+        .is_match(text)
 }
 
 /// Whether some statement of `text` may import a GPU library (the
