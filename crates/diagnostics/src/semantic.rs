@@ -193,8 +193,16 @@ pub struct Module<'t> {
     /// (Class node id, column) → where the names of the methods it defines
     /// at that column are (see [`Module::class_methods`]).
     class_methods: std::cell::RefCell<HashMap<(usize, usize), std::rc::Rc<Vec<std::ops::Range<usize>>>>>,
-    /// (Expression node id, scope, depth) → its value (see [`Module::eval`]).
-    evaluated: std::cell::RefCell<HashMap<(usize, usize, u32), Value>>,
+    /// (Expression node id, scope) → its value and the depth its
+    /// evaluation reached below it, for evaluations that the depth limit
+    /// cut nowhere (see [`Module::eval`]).
+    evaluated: std::cell::RefCell<HashMap<(usize, usize), (Value, u32)>>,
+    /// (Expression node id, scope, depth) → its value, for evaluations the
+    /// limit cut somewhere.
+    evaluated_cut: std::cell::RefCell<HashMap<(usize, usize, u32), Value>>,
+    /// The deepest depth the evaluation under way has reached; past
+    /// [`MAX_EVAL_DEPTH`] when the limit cut it.
+    reached: std::cell::Cell<u32>,
     /// Node id → its parent's index in `parent_nodes`, for every named node
     /// the walk entered (see [`Module::parent`]): tree-sitter's own
     /// `parent()` walks down from the root on every call. An index, not the
@@ -295,6 +303,8 @@ impl<'t> Module<'t> {
             class_assignments: std::cell::RefCell::new(HashMap::default()),
             class_methods: std::cell::RefCell::new(HashMap::default()),
             evaluated: std::cell::RefCell::new(HashMap::default()),
+            evaluated_cut: std::cell::RefCell::new(HashMap::default()),
+            reached: std::cell::Cell::new(0),
             function_facts: std::cell::RefCell::new(HashMap::default()),
             answers: std::cell::RefCell::new(HashMap::default()),
             gpu_library: std::cell::OnceCell::new(),
@@ -1119,7 +1129,13 @@ impl<'t> Module<'t> {
         self.eval(expr, scope, 0)
     }
 
+    /// Notes that an evaluation reached `depth` (see [`Module::eval`]).
+    fn reach(&self, depth: u32) {
+        self.reached.set(self.reached.get().max(depth));
+    }
+
     fn eval(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
+        self.reach(depth);
         if depth > MAX_EVAL_DEPTH {
             return Value::Unknown;
         }
@@ -1129,12 +1145,30 @@ impl<'t> Module<'t> {
         if expr.kind_id() != g.identifier && expr.kind_id() != g.call {
             return self.eval_anew(expr, scope, depth);
         }
-        let key = (expr.id(), scope, depth);
-        if let Some(known) = self.evaluated.borrow().get(&key) {
-            return *known;
+        // The depth changes a value only where the limit cuts its
+        // evaluation: one the limit cut nowhere, `height` deep below it,
+        // holds at any depth that leaves that much room. Others are
+        // remembered by depth.
+        let key = (expr.id(), scope);
+        if let Some(&(known, height)) = self.evaluated.borrow().get(&key) {
+            if depth + height <= MAX_EVAL_DEPTH {
+                self.reach(depth + height);
+                return known;
+            }
         }
+        if let Some(&known) = self.evaluated_cut.borrow().get(&(expr.id(), scope, depth)) {
+            self.reach(MAX_EVAL_DEPTH + 1);
+            return known;
+        }
+        let outer = self.reached.replace(depth);
         let value = self.eval_anew(expr, scope, depth);
-        self.evaluated.borrow_mut().insert(key, value);
+        let reached = self.reached.get();
+        if reached <= MAX_EVAL_DEPTH {
+            self.evaluated.borrow_mut().insert(key, (value, reached - depth));
+        } else {
+            self.evaluated_cut.borrow_mut().insert((expr.id(), scope, depth), value);
+        }
+        self.reached.set(outer.max(reached));
         value
     }
 
@@ -1275,6 +1309,7 @@ impl<'t> Module<'t> {
     }
 
     fn one_dimensional_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        self.reach(depth);
         if depth > MAX_EVAL_DEPTH {
             return false;
         }
@@ -1355,6 +1390,7 @@ impl<'t> Module<'t> {
     }
 
     fn columns_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        self.reach(depth);
         if depth > MAX_EVAL_DEPTH {
             return None;
         }
