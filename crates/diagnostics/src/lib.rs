@@ -1004,7 +1004,12 @@ fn plain_code(text: &str) -> Option<String> {
         }
         false
     };
-    let mut plain = bytes.to_vec();
+    // (Built from the text's own pieces and runs of spaces: no copy to
+    // blank in place and check again. Every range starts and ends at an
+    // ASCII byte: a prefix letter, a quote, `#`, a line break.)
+    const SPACES: &str = "                                                                ";
+    let mut plain = String::with_capacity(text.len());
+    let mut copied = 0;
     let mut at = 0;
     let mut found = false;
     let complete = strings_and_comments(bytes, |range| {
@@ -1013,13 +1018,21 @@ fn plain_code(text: &str) -> Option<String> {
         // A string's range starts with its prefix (`f`, `rb`...).
         let prefix = bytes[range.start..range.end].iter().take_while(|b| b.is_ascii_alphabetic());
         if !prefix.clone().any(|b| matches!(b, b'f' | b'F' | b't' | b'T')) {
-            plain[range].fill(b' ');
+            plain.push_str(&text[copied..range.start]);
+            let mut blank = range.len();
+            while blank > 0 {
+                let n = blank.min(SPACES.len());
+                plain.push_str(&SPACES[..n]);
+                blank -= n;
+            }
+            copied = range.end;
         }
     });
     if !complete || found || stray(&text[at..]) {
         return None;
     }
-    String::from_utf8(plain).ok()
+    plain.push_str(&text[copied..]);
+    Some(plain)
 }
 
 #[cfg(test)]
@@ -1230,6 +1243,12 @@ fn logical_lines(code: &str) -> Vec<(usize, &str)> {
                 b')' | b']' | b'}' => depth -= 1,
                 b'\\' => end += if bytes[end + 1..].starts_with(b"\r\n") { 2 } else { 1 },
                 b'\n' | b'\r' if depth <= 0 => break,
+                // (Long runs where strings were blanked: eight at a time.)
+                b' ' => {
+                    while bytes.len() - end > 8 && bytes[end + 1..end + 9] == [b' '; 8] {
+                        end += 8;
+                    }
+                }
                 _ => {}
             }
             end += 1;
@@ -2139,15 +2158,20 @@ fn self_values(text: &str) -> Vec<String> {
 
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
 fn called_names(text: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    let mut loops = false;
+    // (Without either word anywhere, no token is one.)
     let bytes = text.as_bytes();
+    if memchr::memmem::find(bytes, b"for").is_none() && memchr::memmem::find(bytes, b"while").is_none() {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut loops = false;
     for_each_name(text, |token| {
         loops |= token == "for" || token == "while";
         // The byte after the token, past spaces.
         let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
         let next = bytes[end..].iter().find(|b| **b != b' ');
-        if next == Some(&b'(') && !names.iter().any(|n| n == token) {
+        if next == Some(&b'(') && seen.insert(token) {
             names.push(token.to_string());
         }
     });

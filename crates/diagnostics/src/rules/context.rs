@@ -192,6 +192,10 @@ fn literal_index(index: &str) -> Option<&str> {
 /// `x.shape == (3, 3)`, `x.shape != (4,)`, `len(x) == 3`, `x.shape[-1] == 2`:
 /// a check that `operand` has a few elements per dimension.
 fn small_shape_check(text: &str, operand: &str) -> bool {
+    // (Without an `=`, no `==` or `!=` either, however it is spaced.)
+    if !text.as_bytes().contains(&b'=') {
+        return false;
+    }
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let operand: String = operand.chars().filter(|c| !c.is_whitespace()).collect();
     let Some((left, right)) = compact.split_once("==").or_else(|| compact.split_once("!=")) else { return false };
