@@ -696,7 +696,7 @@ fn irrelevant_definitions(
             // index loop that writes or accumulates, which keeps a function
             // on its own below.)
             let (mut makes, mut reads_arrays, mut reads_tables) = (None, false, false);
-            // Model and index method names (`fit`, `search`), read once the
+            // Model and index methods called (`.fit`, `.search`), read once the
             // function is seen whole.
             let mut work_names: Vec<&str> = Vec::new();
             // Light array operations (`np.sum`, `np.abs`) are reported only
@@ -718,7 +718,11 @@ fn irrelevant_definitions(
                     _ => {
                         model_work = model_work || rules::MODEL_WORK.contains(&token);
                         if rules::MODEL_WORK.contains(&token) || rules::RAY_QUERIES.contains(&token) {
-                            work_names.push(token);
+                            // The rules read these as methods (`nn.kneighbors(X)`):
+                            // not a `def fit(...)` header, say.
+                            if is_method(part, token) {
+                                work_names.push(token);
+                            }
                         } else {
                             reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
                         }
