@@ -1865,6 +1865,42 @@ mod tests {
     }
 
 
+    /// The value `eval` remembers for a name is the one a fresh module
+    /// gives, whatever was asked before it and from what depth: in a chain
+    /// longer than the depth limit, the names far down it are cut (not
+    /// known) when asked first from the top, and known when asked alone.
+    #[test]
+    fn remembered_values_do_not_depend_on_what_was_asked_first() {
+        let mut src = String::from("a0 = 2\n");
+        for k in 1..=40 {
+            src.push_str(&format!("a{k} = a{} * 2\n", k - 1));
+        }
+        let tree = gpulens_syntax::parse(&src);
+        // The use of `a{k}` on the line that defines `a{k+1}`, for each k.
+        let uses: Vec<Node<'_>> = (0..40)
+            .map(|k| {
+                let at = src.find(&format!("= a{k} *")).unwrap() + 2;
+                tree.root_node().descendant_for_byte_range(at, at + 1).unwrap()
+            })
+            .collect();
+        let fresh: Vec<Value> = uses.iter().map(|u| Module::new(&src, &tree, Knowledge::get()).value(*u, MODULE_SCOPE)).collect();
+        assert_eq!(fresh[3], Value::Int(16));
+        assert_eq!(fresh[39], Value::Unknown, "the limit cuts a chain this long");
+        for order in [(0..40).collect::<Vec<usize>>(), (0..40).rev().collect()] {
+            let module = Module::new(&src, &tree, Knowledge::get());
+            for &k in &order {
+                assert_eq!(module.value(uses[k], MODULE_SCOPE), fresh[k], "a{k}, asked in order {:?}", &order[..2]);
+            }
+            // A deep question first (the chain from `a39`) leaves answers
+            // that a shallow one then reads.
+            let module = Module::new(&src, &tree, Knowledge::get());
+            let _ = module.value(uses[39], MODULE_SCOPE);
+            for &k in &order {
+                assert_eq!(module.value(uses[k], MODULE_SCOPE), fresh[k], "a{k} after a39");
+            }
+        }
+    }
+
     fn module_imports(src: &str) -> Vec<(String, String)> {
         let tree = gpulens_syntax::parse(src);
         let module = Module::new(src, &tree, Knowledge::get());
