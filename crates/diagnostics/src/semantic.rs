@@ -732,14 +732,7 @@ impl<'t> Module<'t> {
             }
             loop_depth += frame.repeats as u32;
             frames.push(frame);
-            // A string that can hold no code (no `f` or `t` prefix) has only
-            // its own tokens below it, which nothing reads: not listed.
-            let inert = kind == g.string
-                && !self.text.as_bytes()[node.start_byte()..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_alphabetic())
-                    .any(|b| matches!(b, b'f' | b'F' | b't' | b'T'));
-            if !inert && cursor.goto_first_child() {
+            if cursor.goto_first_child() {
                 continue;
             }
             // Exit finished nodes until one has a next sibling.
