@@ -2160,11 +2160,16 @@ fn self_values(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether `bytes` hold `for` or `while` anywhere (in a word or not): without
+/// either, no token is a loop's keyword.
+fn says_for_or_while(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"for").is_some() || memchr::memmem::find(bytes, b"while").is_some()
+}
+
 /// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
 fn called_names(text: &str) -> Vec<String> {
-    // (Without either word anywhere, no token is one.)
     let bytes = text.as_bytes();
-    if memchr::memmem::find(bytes, b"for").is_none() && memchr::memmem::find(bytes, b"while").is_none() {
+    if !says_for_or_while(bytes) {
         return Vec::new();
     }
     let mut names: Vec<String> = Vec::new();
@@ -2190,7 +2195,7 @@ fn called_in_loops(text: &str) -> Vec<String> {
     let Some(code) = without_strings(text) else { return called_names(text) };
     // No loop header and no comprehension without these words (most
     // functions left out): nothing to split into lines.
-    if memchr::memmem::find(code.as_bytes(), b"for").is_none() && memchr::memmem::find(code.as_bytes(), b"while").is_none() {
+    if !says_for_or_while(code.as_bytes()) {
         return Vec::new();
     }
     let mut names: Vec<String> = Vec::new();
@@ -2396,32 +2401,27 @@ pub fn might_have_findings(text: &str) -> bool {
     static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     NAMES
         .get_or_init(|| {
-            let names = Knowledge::get().cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied());
-            // (Leftmost-first matching, which answers "is there a match"
-            // as the standard kind does, lets the search run on SIMD
-            // fingerprints of the names; the standard kind walks the
-            // automaton byte by byte.)
-            aho_corasick::AhoCorasick::builder()
-                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-                .build(names)
-                .expect("a few short module names")
+            names_searcher(Knowledge::get().cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied()))
         })
         .is_match(text)
 }
 
+/// A search for any of `names` (a few short module names). Leftmost-first
+/// matching answers "is there a match" as the standard kind does, and lets
+/// the search run on SIMD fingerprints of the names; the standard kind
+/// walks the automaton byte by byte.
+fn names_searcher<'a>(names: impl IntoIterator<Item = &'a str>) -> aho_corasick::AhoCorasick {
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(names)
+        .expect("a few short module names")
+}
+
 /// Whether `text` names one of the GPU libraries anywhere (a byte scan).
 pub(crate) fn names_gpu_library(text: &str) -> bool {
-    // (One pass for the six names, on SIMD fingerprints: see
-    // `might_have_findings`.)
+    // (One pass for the six names.)
     static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
-    NAMES
-        .get_or_init(|| {
-            aho_corasick::AhoCorasick::builder()
-                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-                .build(GPU_MODULES)
-                .expect("six short module names")
-        })
-        .is_match(text)
+    NAMES.get_or_init(|| names_searcher(GPU_MODULES.iter().copied())).is_match(text)
 }
 
 /// Whether some statement of `text` may import a GPU library (the

@@ -1134,9 +1134,14 @@ impl<'t> Module<'t> {
         self.reached.set(self.reached.get().max(depth));
     }
 
-    fn eval(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
+    /// Whether the depth limit cuts an evaluation at `depth` (noted, either way).
+    fn cut(&self, depth: u32) -> bool {
         self.reach(depth);
-        if depth > MAX_EVAL_DEPTH {
+        depth > MAX_EVAL_DEPTH
+    }
+
+    fn eval(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
+        if self.cut(depth) {
             return Value::Unknown;
         }
         // A name or a call is worth remembering: its value comes from its
@@ -1309,8 +1314,7 @@ impl<'t> Module<'t> {
     }
 
     fn one_dimensional_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
-        self.reach(depth);
-        if depth > MAX_EVAL_DEPTH {
+        if self.cut(depth) {
             return false;
         }
         let depth = depth + 1;
@@ -1390,8 +1394,7 @@ impl<'t> Module<'t> {
     }
 
     fn columns_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
-        self.reach(depth);
-        if depth > MAX_EVAL_DEPTH {
+        if self.cut(depth) {
             return None;
         }
         let depth = depth + 1;
