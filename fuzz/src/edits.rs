@@ -226,14 +226,21 @@ fn broken_definitions(tree: &Tree) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Whether a statement of the module that is no definition holds a syntax error.
+/// Whether a statement of the module that is no definition holds a syntax
+/// error, or the module an error none of its statements holds: a token
+/// error recovery made up between them (`import numpy as np*f(x)` reads as
+/// two statements with a missing line end, a hidden node no child shows).
 fn broken_outside_definitions(tree: &Tree) -> bool {
     let root = tree.root_node();
     let mut cursor = root.walk();
-    let broken = root.children(&mut cursor).any(|child| {
-        child.has_error() && !matches!(child.kind(), "function_definition" | "class_definition" | "decorated_definition")
-    });
-    broken
+    let (mut outside, mut any) = (false, false);
+    for child in root.children(&mut cursor) {
+        if child.has_error() {
+            any = true;
+            outside |= !matches!(child.kind(), "function_definition" | "class_definition" | "decorated_definition");
+        }
+    }
+    outside || (root.has_error() && !any)
 }
 
 /// Every node: kind, bytes, rows and columns, whether it was made up by error recovery.

@@ -86,7 +86,23 @@ pub fn outline(text: &str) -> Option<Outline> {
     }
     let mut blocks: Vec<(usize, Block)> = Vec::new();
     let mut decorators: Option<(usize, usize, bool)> = None; // (start, indent, fixture)
+    // The indentation levels open, as Python's tokenizer keeps them: a line
+    // that dedents to no open level is an IndentationError in Python, which
+    // tree-sitter can still read without an error, as it guesses, with a
+    // block ending where these blocks don't.
+    let mut levels: Vec<usize> = vec![0];
     for line in &lines.0 {
+        let top = *levels.last().expect("level 0 stays");
+        if line.indent > top {
+            levels.push(line.indent);
+        } else if line.indent < top {
+            while levels.last().is_some_and(|&l| l > line.indent) {
+                levels.pop();
+            }
+            if levels.last() != Some(&line.indent) {
+                return None;
+            }
+        }
         while blocks.last().is_some_and(|(indent, _)| line.indent <= *indent) {
             let (_, block) = blocks.pop().expect("checked");
             match block {
@@ -593,6 +609,8 @@ mod tests {
         assert!(outline("x = 'open\n").is_none());
         assert!(outline("x = (1\n").is_none());
         assert!(outline("x = 1)\n").is_none());
+        // A dedent to no open level: Python rejects it, tree-sitter guesses.
+        assert!(outline("def f(x):\n for i in x:\n    y = i\n  return x\n").is_none());
     }
 
     #[test]
