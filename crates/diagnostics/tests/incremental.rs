@@ -394,3 +394,30 @@ fn a_syntax_error_in_a_class_reaches_methods_using_its_methods_as_values() {
     replace_bytes(&mut doc, at..at + "import cupy as cp\n".len(), "");
     assert_eq!(analysed(&doc, &mut cache), before);
 }
+
+/// Code typed before `class` on its line (no line break between them: a
+/// syntax error tree-sitter mends with a missing newline) moves the class
+/// node's column, not its line's indentation: whether `self.cost` is one of
+/// its methods is read against the line, as a fresh analysis reads it.
+#[test]
+fn code_before_a_class_on_its_line_keeps_its_methods_methods() {
+    let text = concat!(
+        "import networkx as nx\n\n",
+        "x = 1\n",
+        "class RoadNetwork:\n",
+        "    def __init__(self, graph):\n",
+        "        self.graph = graph\n\n",
+        "    def cost(self, u, v, edge):\n",
+        "        return edge[\"length\"] * 2.0\n\n",
+        "    def cheapest_route(self, a, b):\n",
+        "        return nx.shortest_path(self.graph, a, b, self.cost)\n",
+    );
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    let before = analysed(&doc, &mut cache);
+    assert!(before.iter().all(|f| f.code != "CUGRAPH001"), "a method as weight keeps NetworkX on the CPU: {before:?}");
+    let at = text.find("class").unwrap();
+    replace_bytes(&mut doc, at..at, "np.sort(values)");
+    let after = analysed(&doc, &mut cache);
+    assert!(after.iter().all(|f| f.code != "CUGRAPH001"), "still a method: {after:?}");
+}

@@ -318,7 +318,12 @@ fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
     if class.kind_name() != "class_definition" {
         return false;
     }
-    let class_column = class.start_position().column;
+    // The indentation of the line the class starts on: the column its body
+    // is read against. (Its node's own column differs only where code
+    // precedes it on that line, a syntax error; reading the node's column
+    // there would make this answer depend on text outside every key.)
+    let line_start = crate::fixes::line_start(module.text, class.start_byte());
+    let class_column = module.text[line_start..].len() - module.text[line_start..].trim_start_matches([' ', '\t']).len();
     let column = method.start_position().column;
     let text = module.text;
     let methods = module.class_methods(class, column, || {
@@ -633,3 +638,4 @@ pub(crate) fn in_scalar_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bo
             _ => false,
         })
 }
+
