@@ -47,8 +47,10 @@ pub(crate) fn annotate<'t>(
     let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::default();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
         let Some(function) = functions.holding(outside, &f.range) else { continue };
-        let caller =
-            known.entry(function.id()).or_insert_with(|| called_in_loop(text, outside, &by_name, &top_level, function)).clone();
+        let caller = known
+            .entry(function.id())
+            .or_insert_with(|| called_in_loop(text, outside, functions, &by_name, &top_level, function))
+            .clone();
         if let Some((caller, line)) = caller {
             let name = function.field("name").map_or("", |n| &text[n.byte_range()]);
             f.message.push_str(&format!(
@@ -76,24 +78,85 @@ pub(crate) struct Functions<'t> {
     root: Node<'t>,
     /// (start, end, the unit, its function definition), by start.
     units: Vec<(usize, usize, Node<'t>, Node<'t>)>,
+    /// The bytes of each unit's body (a `block`), as `units`.
+    bodies: Vec<std::ops::Range<usize>>,
+    /// The calls in each unit that can call a function by name (see
+    /// [`Functions::calls_in`]), listed once per unit: the rules below ask
+    /// about one callee after another, often the same callers for each.
+    calls: std::cell::RefCell<HashMap<usize, std::rc::Rc<[NamedCall<'t>]>>>,
+}
+
+/// A call `name(...)`, or `self.name(...)`/`cls.name(...)` (`method`), with
+/// where `name` is.
+#[derive(Clone)]
+struct NamedCall<'t> {
+    call: Node<'t>,
+    name: std::ops::Range<usize>,
+    method: bool,
 }
 
 impl<'t> Functions<'t> {
     /// `units`: the definition units of `tree`, decorated or not, in source order.
     pub(crate) fn new(tree: &'t Tree, units: impl IntoIterator<Item = Node<'t>>) -> Self {
-        let units = units
+        let (units, bodies) = units
             .into_iter()
             .filter_map(|unit| {
                 let function = if unit.kind_name() == "decorated_definition" { unit.field("definition")? } else { unit };
-                Some((unit.start_byte(), unit.end_byte(), unit, function))
+                let body = function.field("body").map_or(0..0, |b| b.byte_range());
+                Some(((unit.start_byte(), unit.end_byte(), unit, function), body))
             })
-            .collect();
-        Functions { root: tree.root_node(), units }
+            .unzip();
+        Functions { root: tree.root_node(), units, bodies, calls: Default::default() }
     }
 
     /// The outermost function holding the node that spans `range`.
     fn holding(&self, module: &Module<'t>, range: &std::ops::Range<usize>) -> Option<Node<'t>> {
+        // Within a unit's body, the node spanning it is the body or inside
+        // it: the unit's function, without a search from the root.
+        let i = self.units.partition_point(|u| u.0 <= range.start);
+        if let Some(body) = i.checked_sub(1).map(|i| &self.bodies[i]) {
+            if body.start <= range.start && range.start < range.end && range.end <= body.end {
+                return Some(self.units[i - 1].3);
+            }
+        }
         self.root.descendant_for_byte_range(range.start, range.end).and_then(|n| self.outermost(module, n))
+    }
+
+    /// The calls in `unit` (in the order of a walk) that call a name or a
+    /// method of `self` or `cls`.
+    fn calls_in(&self, text: &str, module: &Module<'t>, unit: Node<'t>) -> std::rc::Rc<[NamedCall<'t>]> {
+        if let Some(known) = self.calls.borrow().get(&unit.id()) {
+            return known.clone();
+        }
+        let found: std::rc::Rc<[NamedCall<'t>]> = module
+            .preorder(unit)
+            .filter(|n| n.kind_name() == "call")
+            .filter_map(|call| {
+                let callee = call.field("function")?;
+                match callee.kind_name() {
+                    "identifier" => Some(NamedCall { call, name: callee.byte_range(), method: false }),
+                    "attribute" if callee.field("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls")) => {
+                        callee.field("attribute").map(|a| NamedCall { call, name: a.byte_range(), method: true })
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        self.calls.borrow_mut().insert(unit.id(), found.clone());
+        found
+    }
+
+    /// The calls in `unit` of `name` (of a method `name` of `self` or `cls`
+    /// when `method`), in the order of a walk.
+    fn calls_of<'a>(&self, text: &'a str, module: &Module<'t>, unit: Node<'t>, name: &'a str, method: bool) -> impl Iterator<Item = Node<'t>> + 'a
+    where
+        't: 'a,
+    {
+        let calls = self.calls_in(text, module, unit);
+        (0..calls.len()).filter_map(move |i| {
+            let c = &calls[i];
+            (c.method == method && &text[c.name.clone()] == name).then_some(c.call)
+        })
     }
 
     /// The names of the functions holding `findings`.
@@ -126,6 +189,7 @@ impl<'t> Functions<'t> {
 fn called_in_loop<'t>(
     text: &str,
     module: &Module<'t>,
+    functions: &Functions<'t>,
     by_name: &HashMap<&str, Vec<Node<'t>>>,
     top_level: &HashMap<&str, usize>,
     function: Node<'t>,
@@ -136,10 +200,7 @@ fn called_in_loop<'t>(
         if unit.id() == function.id() || unit_name(text, *unit).starts_with("test") {
             continue;
         }
-        for call in module.preorder(*unit).filter(|n| n.kind_name() == "call") {
-            if !calls_by_name(text, call, name, method) {
-                continue;
-            }
+        for call in functions.calls_of(text, module, *unit, name, method) {
             if let Some(caller) = loop_caller(module, call, function) {
                 let caller_name = caller.field("name").map_or("", |n| &text[n.byte_range()]);
                 return Some((format!("in `{caller_name}`"), call.start_position().row + 1));
@@ -156,18 +217,6 @@ fn called_in_loop<'t>(
 /// The name a definition (decorated or not) gives.
 fn unit_name<'a>(text: &'a str, unit: Node<'_>) -> &'a str {
     crate::definition_name(text, unit).unwrap_or("")
-}
-
-/// `call` calls `name(...)`, or `self.name(...)` for a method.
-fn calls_by_name(text: &str, call: Node<'_>, name: &str, method: bool) -> bool {
-    let Some(callee) = call.field("function") else { return false };
-    if method {
-        callee.kind_name() == "attribute"
-            && callee.field("attribute").is_some_and(|a| &text[a.byte_range()] == name)
-            && callee.field("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls"))
-    } else {
-        callee.kind_name() == "identifier" && &text[callee.byte_range()] == name
-    }
 }
 
 /// The function holding `call`, if the call sits in a loop body (or a
@@ -236,7 +285,7 @@ pub(crate) fn propagate<'t>(
             return true;
         }
         let Some(function) = function_of(f) else { return true };
-        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, &calling, module, function))
+        !*per_element.entry(function.id()).or_insert_with(|| called_per_element(text, &calling, module, functions, function))
     });
     // Library work in functions that others call in loops.
     let mut work: Vec<(Node<'_>, usize)> = Vec::new();
@@ -260,7 +309,6 @@ pub(crate) fn propagate<'t>(
     let mut added: Vec<Finding> = Vec::new();
     // Whether a caller draws, asked once per caller (one may call many callees).
     let mut drawing: HashMap<usize, bool> = HashMap::default();
-    let mut calls_in: HashMap<usize, Vec<Node<'t>>> = HashMap::default();
     for (callee, i) in work {
         let Some(name) = callee.field("name").map(|n| &text[n.byte_range()]) else { continue };
         let method = callee.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind_name() == "class_definition");
@@ -272,10 +320,10 @@ pub(crate) fn propagate<'t>(
             {
                 continue;
             }
-            let calls = calls_in.entry(unit.id()).or_insert_with(|| module.preorder(*unit).filter(|n| n.kind_name() == "call").collect());
-            let Some(call) = calls.iter().copied().find(|c| {
-                calls_by_name(text, *c, name, method) && loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, module, *c)
-            }) else {
+            let found = functions
+                .calls_of(text, module, *unit, name, method)
+                .find(|c| loop_caller(module, *c, callee).is_some() && data_outlives_loop(text, module, *c));
+            let Some(call) = found else {
                 continue;
             };
             let Some(caller) = loop_caller(module, call, callee) else { continue };
@@ -313,15 +361,16 @@ fn called_per_element<'t>(
     text: &str,
     calling: &HashMap<&str, Vec<(Node<'t>, &[String])>>,
     module: &Module<'t>,
+    functions: &Functions<'t>,
     function: Node<'_>,
 ) -> bool {
     let Some(name) = function.field("name").map(|n| &text[n.byte_range()]) else { return false };
     let method = function.parent().and_then(|b| b.parent()).is_some_and(|c| c.kind_name() == "class_definition");
     let callers = calling.get(name).map_or(&[][..], |c| &c[..]);
     callers.iter().filter(|(unit, _)| unit.id() != function.id()).any(|(unit, _)| {
-        module.preorder(*unit).filter(|n| n.kind_name() == "call").any(|call| {
-            calls_by_name(text, call, name, method) && loop_caller(module, call, function).is_some() && element_argument(text, call)
-        })
+        functions
+            .calls_of(text, module, *unit, name, method)
+            .any(|call| loop_caller(module, call, function).is_some() && element_argument(text, call))
     })
 }
 
