@@ -361,9 +361,10 @@ impl<'t> Module<'t> {
             return facts.clone();
         }
         let mut facts = FunctionFacts::default();
+        let g = gpulens_syntax::grammar();
         for n in self.preorder(function) {
-            match n.kind_name() {
-                "subscript" => {
+            match n.kind_id() {
+                k if k == g.subscript => {
                     if let (Some(value), Some(index)) = (n.field("value"), n.field("subscript")) {
                         // `m[0, 1]` has one `subscript` field per index: take them all.
                         let mut cursor = n.walk();
@@ -371,9 +372,9 @@ impl<'t> Module<'t> {
                         facts.subscripts.push((value.byte_range(), index.start_byte()..end));
                     }
                 }
-                "comparison_operator" => facts.comparisons.push(n.byte_range()),
-                "function_definition" => facts.definitions.extend(n.field("name").map(|n| n.byte_range())),
-                "identifier" => facts.identifiers.push(n.byte_range()),
+                k if k == g.comparison_operator => facts.comparisons.push(n.byte_range()),
+                k if k == g.function_definition => facts.definitions.extend(n.field("name").map(|n| n.byte_range())),
+                k if k == g.identifier => facts.identifiers.push(n.byte_range()),
                 _ => {}
             }
         }
