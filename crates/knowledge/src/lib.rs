@@ -314,7 +314,8 @@ pub struct Knowledge {
     pub gpus: Vec<GpuModel>,
     /// Rewrites measured on a real GPU (`measured.toml`).
     pub measured: Measured,
-    by_cpu: HashMap<String, usize>,
+    /// Looked up for most names a check meets: hashed with Fx, not SipHash.
+    by_cpu: rustc_hash::FxHashMap<String, usize>,
     pages: HashMap<String, &'static str>,
 }
 
@@ -377,7 +378,7 @@ impl Knowledge {
         }
         cpu_modules.sort();
         cpu_modules.dedup();
-        let mut by_cpu = HashMap::new();
+        let mut by_cpu = rustc_hash::FxHashMap::default();
         for (i, api) in apis.iter().enumerate() {
             if by_cpu.insert(api.cpu.clone(), i).is_some() {
                 return Err(KnowledgeError(format!("{} is mapped twice", api.cpu)));
