@@ -487,9 +487,9 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], 
 /// starting none of these either. `None` when an import can't be
 /// read. Files using a GPU library are not judged here (their rules read
 /// kernels and tests anywhere).
-fn irrelevant_definitions(
+fn irrelevant_definitions<'p>(
     text: &str,
-    plain: &str,
+    plain: &'p str,
     outline: &gpulens_syntax::outline::Outline,
     tests: &[bool],
 ) -> Option<(Vec<bool>, bool)> {
@@ -515,14 +515,41 @@ fn irrelevant_definitions(
     // How `token` (in a function's `code`) starts a rule, if it does: it
     // names a live name or spells an entry some rule reports on, or every
     // entry it spells only makes a value (see [`makes_value_only`]).
-    let start_in_function = |code: &str, token: &str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashSet<&str>| {
+    // What a dotted name spelled through the module's imports alone starts,
+    // by its text (the name and its chain) and whether it is called there:
+    // a module spells the same few names again and again (`np.asarray`).
+    let spelled_before: std::cell::RefCell<FxHashMap<(&'p str, bool), Option<Start>>> = Default::default();
+    let start_in_function = |code: &'p str, token: &'p str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashSet<&str>| {
         if live.contains(token) {
             return Some(Start::Rule);
         }
+        let module_targets = imported.get(token);
+        let own_targets = if local.is_empty() { None } else { local.get(token) };
+        if module_targets.is_none() && own_targets.is_none() {
+            return None;
+        }
         let end = token.as_ptr() as usize - code.as_ptr() as usize + token.len();
+        let memo = own_targets.is_none().then(|| {
+            let bytes = code.as_bytes();
+            let last = end + dotted_chain_end(&bytes[end..]);
+            let called = bytes[last..].iter().find(|b| !matches!(b, b' ' | b'\t')) == Some(&b'(');
+            (&code[end - token.len()..last], called)
+        });
+        if let Some(known) = memo.and_then(|key| spelled_before.borrow().get(&key).copied()) {
+            return known;
+        }
+        let found = spelled_from(code, end, [module_targets, own_targets]);
+        if let Some(key) = memo {
+            spelled_before.borrow_mut().insert(key, found);
+        }
+        found
+    };
+    // What a token ending at `end` of `code` spells through `targets`.
+    fn spelled_from(code: &str, end: usize, targets: [Option<&Vec<String>>; 2]) -> Option<Start> {
+        let knowledge = Knowledge::get();
         let mut chain: Option<Vec<&str>> = None;
         let mut found = None;
-        for targets in [imported.get(token), local.get(token)].into_iter().flatten() {
+        for targets in targets.into_iter().flatten() {
             let chain = chain.get_or_insert_with(|| dotted_chain(&code.as_bytes()[end..]));
             for target in targets {
                 let mut name = target.clone();
@@ -551,13 +578,13 @@ fn irrelevant_definitions(
             }
         }
         found
-    };
+    }
     // Live names, bound outside the functions where their value can't be
     // read (a loop's target, `as`), or by a statement that starts from the
     // libraries (everything it assigns to).
     let mut live: FxHashSet<&str> = FxHashSet::default();
     let none = FxHashMap::default();
-    let names_a_start = |code: &str, live: &FxHashSet<&str>| {
+    let names_a_start = |code: &'p str, live: &FxHashSet<&str>| {
         let mut found = false;
         // (Any start counts here: a value made at module level is read anywhere.)
         for_each_name(code, |token| found = found || start_in_function(code, token, &none, live).is_some());
@@ -1297,6 +1324,20 @@ fn writes_or_accumulates(code: &[u8]) -> bool {
 /// characters. Reading past too much may see a chain that isn't there,
 /// which costs a parse, never a finding.
 fn dotted_chain(bytes: &[u8]) -> Vec<&str> {
+    let mut parts = Vec::new();
+    walk_dotted_chain(bytes, |part| parts.push(part));
+    parts
+}
+
+/// Where the [`dotted_chain`] of `bytes` ends: past its last name (0 for none).
+fn dotted_chain_end(bytes: &[u8]) -> usize {
+    let mut end = 0;
+    walk_dotted_chain(bytes, |part| end = part.as_ptr() as usize - bytes.as_ptr() as usize + part.len());
+    end
+}
+
+/// Calls `f` with each name of the [`dotted_chain`] of `bytes`, in order.
+fn walk_dotted_chain<'b>(bytes: &'b [u8], mut f: impl FnMut(&'b str)) {
     let skip = |mut j: usize| {
         while let Some(&b) = bytes.get(j) {
             match b {
@@ -1312,12 +1353,11 @@ fn dotted_chain(bytes: &[u8]) -> Vec<&str> {
         }
         j
     };
-    let mut parts = Vec::new();
     let mut i = 0;
     loop {
         let mut j = skip(i);
         if bytes.get(j) != Some(&b'.') {
-            return parts;
+            return;
         }
         j = skip(j + 1);
         let start = j;
@@ -1325,8 +1365,8 @@ fn dotted_chain(bytes: &[u8]) -> Vec<&str> {
             j += 1;
         }
         match std::str::from_utf8(&bytes[start..j]) {
-            Ok(part) if !part.is_empty() => parts.push(part),
-            _ => return parts,
+            Ok(part) if !part.is_empty() => f(part),
+            _ => return,
         }
         i = j;
     }
