@@ -153,9 +153,20 @@ pub(crate) fn names_work_on_arrays(token: &str) -> bool {
 
 /// The part of [`names_work_on_arrays`] that reads the name's spelling:
 /// `mesh`, or a ray's origin or direction (`ray_origins`).
+#[inline]
 pub(crate) fn names_a_mesh_or_ray(token: &str) -> bool {
-    let has = |word: &str| token.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()));
-    token.eq_ignore_ascii_case("mesh") || (token.len() >= 9 && has("ray") && (has("origin") || has("direction")))
+    match token.len() {
+        4 => token.eq_ignore_ascii_case("mesh"),
+        9.. => has_ignoring_case(token.as_bytes(), b"ray") && (has_ignoring_case(token.as_bytes(), b"origin") || has_ignoring_case(token.as_bytes(), b"direction")),
+        _ => false,
+    }
+}
+
+/// Whether `word` (lowercase ASCII letters) occurs in `bytes`, in either case.
+fn has_ignoring_case(bytes: &[u8], word: &[u8]) -> bool {
+    // (A byte with bit 5 set is the lowercase letter only if it was that
+    // letter in either case: no other byte maps to a lowercase letter.)
+    bytes.windows(word.len()).any(|w| w[0] | 0x20 == word[0] && w.iter().zip(word).all(|(b, c)| b | 0x20 == *c))
 }
 
 /// Ray casts against a triangle mesh through trimesh's ray API.
@@ -309,5 +320,20 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
                 install(cx, lib),
             ),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_a_mesh_or_ray;
+
+    #[test]
+    fn mesh_and_ray_names_in_either_case() {
+        for name in ["mesh", "MESH", "Mesh", "ray_origins", "RAY_DIRECTIONS", "rayDirection", "origins_of_rays", "array_origin"] {
+            assert!(names_a_mesh_or_ray(name), "{name}");
+        }
+        for name in ["meshes", "mes", "ray_dirs", "origin", "rays_from", "x_origin_", "directionally", "r_a_y_origin", "ra\u{f9}origin"] {
+            assert!(!names_a_mesh_or_ray(name), "{name}");
+        }
     }
 }
