@@ -222,7 +222,9 @@ fn check_file(
             return Ok(Checked { report, cached: lookup.map(|l| (l.path, Reused)) });
         }
     }
-    let mut text = gpulens_syntax::decode(bytes).map_err(|e| problem(e.to_string()))?.into_owned();
+    // (Borrowed from the worker's buffer where the file is UTF-8: copied
+    // only when a fix rewrites it.)
+    let mut text: Cow<'_, str> = gpulens_syntax::decode(bytes).map_err(|e| problem(e.to_string()))?;
     let candidate = gpulens_diagnostics::might_have_findings(&text);
     let (mut fixed, mut diff) = (None, None);
     if candidate && (args.fix || args.diff) {
@@ -237,9 +239,9 @@ fn check_file(
                 write_fixed(path, bytes, &result.text).map_err(problem)?;
             }
             fixed = Some(result.applied);
-            let before = std::mem::replace(&mut text, result.text);
+            let before = std::mem::replace(&mut text, Cow::Owned(result.text));
             if args.diff {
-                diff = Some((before, text.clone()));
+                diff = Some((before.into_owned(), text.to_string()));
             }
         }
     }
