@@ -732,7 +732,7 @@ fn irrelevant_definitions<'p>(
             let (mut light, mut loops) = (0, false);
             let mut light_at: Vec<usize> = Vec::new();
             for part in &code {
-                for_each_name(part, |token| match token {
+                let mut on_token = |token: &'p str| match token {
                     _ if starts => {}
                     "range" | "enumerate" => ranges = true,
                     "for" | "while" => loops = true,
@@ -766,7 +766,17 @@ fn irrelevant_definitions<'p>(
                             made => makes = makes.max(made),
                         }
                     }
-                });
+                };
+                // The code between the long strings inside the definition
+                // (blank in `plain`: no token lies in them).
+                let base = d.range.start;
+                let first = outline.long_strings.partition_point(|r| r.start < base);
+                let mut at = 0;
+                for r in outline.long_strings[first..].iter().take_while(|r| r.end <= d.range.end) {
+                    for_each_name(&part[at..r.start - base], &mut on_token);
+                    at = r.end - base;
+                }
+                for_each_name(&part[at..], &mut on_token);
             }
             // A model's work counts through `self` (the rule reads no other
             // receiver), a neighbour query where scikit-learn is imported, an
