@@ -34,7 +34,8 @@ impl std::error::Error for DecodeError {}
 
 /// Decodes a Python source file.
 pub fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, DecodeError> {
-    if bytes.contains(&0) {
+    // (memchr's vector search: the slice's own `contains` reads a word at a time.)
+    if memchr::memchr(0, bytes).is_some() {
         return Err(DecodeError::Binary);
     }
     if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {

@@ -273,6 +273,11 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
         // A new logical line: measure indentation.
         let start = i;
         let mut indent = 0;
+        // (Eight spaces at a time first: Python's indentation comes in fours.)
+        while i + 8 <= b.len() && b[i..i + 8] == *b"        " {
+            indent += 8;
+            i += 8;
+        }
         while i < b.len() && b[i] == b' ' {
             indent += 1;
             i += 1;
