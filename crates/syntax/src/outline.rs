@@ -311,21 +311,22 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
                 break;
             }
             let c = b[i];
-            match BYTE_CLASS[c as usize] {
-                // A run of bytes that only say the line doesn't end in `:`.
-                PLAIN => {
-                    colon_at_depth0_last = false;
-                    i += 1;
-                    while i < b.len() && BYTE_CLASS[b[i] as usize] == PLAIN {
-                        i += 1;
+            if BYTE_CLASS[c as usize] <= BLANK {
+                // A run of bytes that at most say the line doesn't end in
+                // `:` (any but blanks say so).
+                let mut plain = false;
+                while i < b.len() {
+                    let class = BYTE_CLASS[b[i] as usize];
+                    if class > BLANK {
+                        break;
                     }
-                    continue;
-                }
-                BLANK => {
+                    plain |= class == PLAIN;
                     i += 1;
-                    continue;
                 }
-                _ => {}
+                if plain {
+                    colon_at_depth0_last = false;
+                }
+                continue;
             }
             match c {
                 0 => return None,
