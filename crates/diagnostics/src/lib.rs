@@ -1021,8 +1021,25 @@ fn plain_code(text: &str) -> Option<String> {
         }
         look
     };
+    // Whether `code` holds any byte `LOOK` names, told without a branch per
+    // byte (so that it runs on vectors): most code holds none, and only
+    // code that does is read byte by byte.
+    let may_look = |b: &[u8]| {
+        b.iter().fold(false, |found, &c| {
+            found
+                | (c == b'$')
+                | (c == b'?')
+                | (c == b'`')
+                | (c == b'!')
+                | (c >= 0x7f)
+                | ((c < 0x20) & (c != b'\t') & (c != b'\n') & (c != b'\r') & (c != 0x0c))
+        })
+    };
     let stray = |code: &str| {
         let b = code.as_bytes();
+        if !may_look(b) {
+            return false;
+        }
         let mut i = 0;
         while i < b.len() {
             if LOOK[b[i] as usize] {
