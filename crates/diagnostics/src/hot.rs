@@ -76,10 +76,9 @@ fn outermost_function<'t>(module: &Module<'t>, node: Node<'t>) -> Option<Node<'t
 /// table, and tree-sitter finds a parent by searching down from the root.
 pub(crate) struct Functions<'t> {
     root: Node<'t>,
-    /// (start, end, the unit, its function definition), by start.
-    units: Vec<(usize, usize, Node<'t>, Node<'t>)>,
-    /// The bytes of each unit's body (a `block`), as `units`.
-    bodies: Vec<std::ops::Range<usize>>,
+    /// (start, end, the unit, its function definition, the bytes of its
+    /// body), by start.
+    units: Vec<(usize, usize, Node<'t>, Node<'t>, std::ops::Range<usize>)>,
     /// The calls in each unit that can call a function by name (see
     /// [`Functions::calls_in`]), listed once per unit: the rules below ask
     /// about one callee after another, often the same callers for each.
@@ -88,7 +87,6 @@ pub(crate) struct Functions<'t> {
 
 /// A call `name(...)`, or `self.name(...)`/`cls.name(...)` (`method`), with
 /// where `name` is.
-#[derive(Clone)]
 struct NamedCall<'t> {
     call: Node<'t>,
     name: std::ops::Range<usize>,
@@ -98,15 +96,15 @@ struct NamedCall<'t> {
 impl<'t> Functions<'t> {
     /// `units`: the definition units of `tree`, decorated or not, in source order.
     pub(crate) fn new(tree: &'t Tree, units: impl IntoIterator<Item = Node<'t>>) -> Self {
-        let (units, bodies) = units
+        let units = units
             .into_iter()
             .filter_map(|unit| {
                 let function = if unit.kind_name() == "decorated_definition" { unit.field("definition")? } else { unit };
                 let body = function.field("body").map_or(0..0, |b| b.byte_range());
-                Some(((unit.start_byte(), unit.end_byte(), unit, function), body))
+                Some((unit.start_byte(), unit.end_byte(), unit, function, body))
             })
-            .unzip();
-        Functions { root: tree.root_node(), units, bodies, calls: Default::default() }
+            .collect();
+        Functions { root: tree.root_node(), units, calls: Default::default() }
     }
 
     /// The outermost function holding the node that spans `range`.
@@ -114,9 +112,9 @@ impl<'t> Functions<'t> {
         // Within a unit's body, the node spanning it is the body or inside
         // it: the unit's function, without a search from the root.
         let i = self.units.partition_point(|u| u.0 <= range.start);
-        if let Some(body) = i.checked_sub(1).map(|i| &self.bodies[i]) {
+        if let Some((_, _, _, function, body)) = i.checked_sub(1).map(|i| &self.units[i]) {
             if body.start <= range.start && range.start < range.end && range.end <= body.end {
-                return Some(self.units[i - 1].3);
+                return Some(*function);
             }
         }
         self.root.descendant_for_byte_range(range.start, range.end).and_then(|n| self.outermost(module, n))
@@ -171,7 +169,7 @@ impl<'t> Functions<'t> {
     fn outermost(&self, module: &Module<'t>, node: Node<'t>) -> Option<Node<'t>> {
         let (start, end) = (node.start_byte(), node.end_byte());
         let i = self.units.partition_point(|u| u.0 <= start);
-        if let Some(&(from, to, unit, function)) = i.checked_sub(1).map(|i| &self.units[i]) {
+        if let Some(&(from, to, unit, function, _)) = i.checked_sub(1).map(|i| &self.units[i]) {
             // Strictly inside the unit: the unit's function is an ancestor,
             // and no function is around the unit.
             if from <= start && end <= to && node.id() != unit.id() && node.id() != function.id() && (from, to) != (start, end) {

@@ -512,13 +512,13 @@ fn irrelevant_definitions<'p>(
             return None; // an import it can't read
         }
     }
-    // How `token` (in a function's `code`) starts a rule, if it does: it
-    // names a live name or spells an entry some rule reports on, or every
-    // entry it spells only makes a value (see [`makes_value_only`]).
     // What a dotted name spelled through the module's imports alone starts,
     // by its text (the name and its chain) and whether it is called there:
     // a module spells the same few names again and again (`np.asarray`).
     let spelled_before: std::cell::RefCell<FxHashMap<(&'p str, bool), Option<Start>>> = Default::default();
+    // How `token` (in a function's `code`) starts a rule, if it does: it
+    // names a live name or spells an entry some rule reports on, or every
+    // entry it spells only makes a value (see [`makes_value_only`]).
     let start_in_function = |code: &'p str, token: &'p str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashSet<&str>| {
         if live.contains(token) {
             return Some(Start::Rule);
@@ -1009,32 +1009,28 @@ fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
 fn plain_code(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     // Bytes to look at: the stray ASCII ones, `!` (stray but in `!=`),
-    // and those past ASCII (stray unless a letter or digit).
+    // and those past ASCII (stray unless a letter or digit). Written without
+    // branches, so that the test of a whole piece below runs on vectors.
+    const fn looks(c: u8) -> bool {
+        (c == b'$')
+            | (c == b'?')
+            | (c == b'`')
+            | (c == b'!')
+            | (c >= 0x7f)
+            | ((c < 0x20) & (c != b'\t') & (c != b'\n') & (c != b'\r') & (c != 0x0c))
+    }
     const LOOK: [bool; 256] = {
         let mut look = [false; 256];
         let mut c = 0;
         while c < 256 {
-            let b = c as u8;
-            look[c] = matches!(b, b'$' | b'?' | b'`' | b'!' | 0x7f | 0x80..=0xff)
-                || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c));
+            look[c] = looks(c as u8);
             c += 1;
         }
         look
     };
-    // Whether `code` holds any byte `LOOK` names, told without a branch per
-    // byte (so that it runs on vectors): most code holds none, and only
-    // code that does is read byte by byte.
-    let may_look = |b: &[u8]| {
-        b.iter().fold(false, |found, &c| {
-            found
-                | (c == b'$')
-                | (c == b'?')
-                | (c == b'`')
-                | (c == b'!')
-                | (c >= 0x7f)
-                | ((c < 0x20) & (c != b'\t') & (c != b'\n') & (c != b'\r') & (c != 0x0c))
-        })
-    };
+    // Whether `code` holds any byte to look at, told without a branch per
+    // byte: most code holds none, and only code that does is read byte by byte.
+    let may_look = |b: &[u8]| b.iter().fold(false, |found, &c| found | looks(c));
     let stray = |code: &str| {
         let b = code.as_bytes();
         if !may_look(b) {

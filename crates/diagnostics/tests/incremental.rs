@@ -374,16 +374,7 @@ fn an_analysis_stops_midway_when_a_newer_edit_comes() {
 /// `self.cost` must be analysed again when that happens, and when it is mended.
 #[test]
 fn a_syntax_error_in_a_class_reaches_methods_using_its_methods_as_values() {
-    let text = concat!(
-        "import networkx as nx\n\n",
-        "class RoadNetwork:\n",
-        "    def __init__(self, graph):\n",
-        "        self.graph = graph\n\n",
-        "    def cost(self, u, v, edge):\n",
-        "        return edge[\"length\"] * 2.0\n\n",
-        "    def cheapest_route(self, a, b):\n",
-        "        return nx.shortest_path(self.graph, a, b, self.cost)\n",
-    );
+    let text = &road_network("");
     let mut doc = Document::new(text);
     let mut cache = Cache::default();
     let before = analysed(&doc, &mut cache);
@@ -401,17 +392,7 @@ fn a_syntax_error_in_a_class_reaches_methods_using_its_methods_as_values() {
 /// its methods is read against the line, as a fresh analysis reads it.
 #[test]
 fn code_before_a_class_on_its_line_keeps_its_methods_methods() {
-    let text = concat!(
-        "import networkx as nx\n\n",
-        "x = 1\n",
-        "class RoadNetwork:\n",
-        "    def __init__(self, graph):\n",
-        "        self.graph = graph\n\n",
-        "    def cost(self, u, v, edge):\n",
-        "        return edge[\"length\"] * 2.0\n\n",
-        "    def cheapest_route(self, a, b):\n",
-        "        return nx.shortest_path(self.graph, a, b, self.cost)\n",
-    );
+    let text = &road_network("x = 1\n");
     let mut doc = Document::new(text);
     let mut cache = Cache::default();
     let before = analysed(&doc, &mut cache);
@@ -420,4 +401,15 @@ fn code_before_a_class_on_its_line_keeps_its_methods_methods() {
     replace_bytes(&mut doc, at..at, "np.sort(values)");
     let after = analysed(&doc, &mut cache);
     assert!(after.iter().all(|f| f.code != "CUGRAPH001"), "still a method: {after:?}");
+}
+
+/// A class whose route method passes one of its own methods to NetworkX as
+/// the weight (a Python function: no advice), with `before_class` between
+/// the import and the class.
+fn road_network(before_class: &str) -> String {
+    format!(
+        "import networkx as nx\n\n{before_class}class RoadNetwork:\n    def __init__(self, graph):\n        self.graph = graph\n\n    \
+         def cost(self, u, v, edge):\n        return edge[\"length\"] * 2.0\n\n    def cheapest_route(self, a, b):\n        \
+         return nx.shortest_path(self.graph, a, b, self.cost)\n"
+    )
 }

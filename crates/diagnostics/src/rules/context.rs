@@ -322,8 +322,7 @@ fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
     // is read against. (Its node's own column differs only where code
     // precedes it on that line, a syntax error; reading the node's column
     // there would make this answer depend on text outside every key.)
-    let line_start = crate::fixes::line_start(module.text, class.start_byte());
-    let class_column = module.text[line_start..].len() - module.text[line_start..].trim_start_matches([' ', '\t']).len();
+    let class_column = crate::fixes::indentation_at(module.text, class.start_byte()).len();
     let column = method.start_position().column;
     let text = module.text;
     let methods = module.class_methods(class, column, || {
@@ -638,4 +637,3 @@ pub(crate) fn in_scalar_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bo
             _ => false,
         })
 }
-
