@@ -2142,12 +2142,18 @@ impl<'t> Plan<'t> {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
                 if let Some(class) = around.last().filter(|_| !scan.text.self_values.is_empty()) {
-                    let named: Vec<&String> = match methods.get(&class.id()) {
-                        Some(of_class) => scan.text.self_values.iter().filter(|v| of_class.contains(v.as_str())).collect(),
-                        None => Vec::new(),
-                    };
-                    if !named.is_empty() {
-                        (named, class.has_error()).hash(&mut key);
+                    // (In a class with syntax errors the rules take every
+                    // such name for a method.)
+                    if class.has_error() {
+                        true.hash(&mut key);
+                    } else {
+                        let named: Vec<&String> = match methods.get(&class.id()) {
+                            Some(of_class) => scan.text.self_values.iter().filter(|v| of_class.contains(v.as_str())).collect(),
+                            None => Vec::new(),
+                        };
+                        if !named.is_empty() {
+                            named.hash(&mut key);
+                        }
                     }
                 }
                 reached_hash.hash(&mut key);

@@ -413,3 +413,26 @@ fn road_network(before_class: &str) -> String {
          return nx.shortest_path(self.graph, a, b, self.cost)\n"
     )
 }
+
+/// A stray `)` typed before a `@property` line: tree-sitter still reads the
+/// decorator (after an `ERROR` node), a reading of the class's lines does
+/// not. In a class with syntax errors every `self.name` may be a method, in
+/// an incremental analysis as in a fresh one: the advice for passing the
+/// property's value as the weight goes, and comes back with the fix.
+#[test]
+fn a_syntax_error_before_a_property_reads_the_same_fresh_and_incremental() {
+    let text = "import networkx as nx\n\n\nclass RoadNetwork:\n    def __init__(self, graph):\n        self.graph = graph\n\n    \
+                @property\n    def weighting(self):\n        return \"length\"\n\n    def shortest_route(self, a, b):\n        \
+                return nx.shortest_path(self.graph, a, b, weight=self.weighting)\n";
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    let before = analysed(&doc, &mut cache);
+    assert!(before.iter().any(|f| f.code == "CUGRAPH001"), "a property gives an attribute name: {before:?}");
+    let at = text.find("@property").unwrap();
+    replace_bytes(&mut doc, at..at, ")");
+    let broken = analysed(&doc, &mut cache);
+    assert!(broken.iter().all(|f| f.code != "CUGRAPH001"), "the class has a syntax error: {broken:?}");
+    replace_bytes(&mut doc, at..at + 1, "");
+    let mended = analysed(&doc, &mut cache);
+    assert_eq!(mended, before);
+}

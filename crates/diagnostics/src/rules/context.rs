@@ -318,6 +318,12 @@ fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
     if class.kind_name() != "class_definition" {
         return false;
     }
+    // A class with syntax errors: its lines may not say what its tree does
+    // (`)@property` is a decorator to tree-sitter, not to a reading of lines),
+    // so any name may be a method, and no advice rests on it not being one.
+    if class.has_error() {
+        return true;
+    }
     // The indentation of the line the class starts on: the column its body
     // is read against. (Its node's own column differs only where code
     // precedes it on that line, a syntax error; reading the node's column
