@@ -471,7 +471,8 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], 
     skip
 }
 
-/// Which of the outline's definitions can have no finding, judged from the
+/// Which of the outline's definitions can have no finding shown (tests
+/// never do), judged from the
 /// module's code outside them (parsed alone) and each function's tokens
 /// outside its comments and strings (`plain`: see [`plain_code`]). Every
 /// rule starts from one of:
@@ -696,7 +697,15 @@ fn irrelevant_definitions<'p>(
     let irrelevant: Vec<bool> = outline
         .definitions
         .iter()
-        .map(|d| {
+        .zip(tests)
+        .map(|(d, test)| {
+            // A test's findings are never shown (the GPU rules, the only
+            // ones that report in tests, need a GPU library, and files that
+            // import one are not judged here): walked or not, it shows
+            // nothing, so it is not read either.
+            if *test {
+                return true;
+            }
             // Its code: the definition without its long strings.
             // Its code, without comments and strings (f-strings kept).
             let code = [&plain[d.range.clone()]];
