@@ -1251,6 +1251,13 @@ const NOT_IN_KERNELS: &[&str] = &[
 /// from indentation; `true` where its strings can't be told.
 fn index_loop_may_be_kernel(function: &str) -> bool {
     let Some(code) = without_strings(function) else { return true };
+    // Where its strings start (its comments aside).
+    let mut strings = Vec::new();
+    strings_and_comments(function.as_bytes(), |r| {
+        if function.as_bytes()[r.start] != b'#' {
+            strings.push(r.start);
+        }
+    });
     let lines = logical_lines(&code);
     lines.iter().enumerate().any(|(i, &(indent, line))| {
         let mut words = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
@@ -1285,8 +1292,103 @@ fn index_loop_may_be_kernel(function: &str) -> bool {
         for part in &body {
             for_each_name(part, |w| blocked |= NOT_IN_KERNELS.contains(&w));
         }
-        !blocked && body.iter().any(|part| writes_or_accumulates(part.as_bytes()))
+        !blocked
+            && body.iter().any(|part| writes_or_accumulates(part.as_bytes()))
+            && !body.iter().any(|part| python_work_in_loop(&code, part, &strings))
     })
+}
+
+/// Whether `part` (a statement of a loop's body, a slice of `code`, a
+/// function's text with its strings and comments blanked; `strings`: where
+/// that text's strings start) surely does what keeps the loop from being a
+/// kernel (`rules::loops` walks every node of the body and stops at these):
+/// an inner loop over anything but `range`, `enumerate` or `zip`, a string,
+/// a dictionary or set, a call the kernel can't make. What stands inside a
+/// list display or comprehension counts for nothing (the rules do not
+/// always look inside one), and neither does the rest of an inner loop's
+/// header (the rules may not read it).
+fn python_work_in_loop(code: &str, part: &str, strings: &[usize]) -> bool {
+    let mut words = part.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+    let first = words.next();
+    let first = if first == Some("async") { words.next() } else { first };
+    if first == Some("for") {
+        let header = part.split(':').next().unwrap_or(part);
+        let mut over_indices = false;
+        for_each_name(header, |w| over_indices |= matches!(w, "range" | "enumerate" | "zip"));
+        return !over_indices;
+    }
+    let base = part.as_ptr() as usize - code.as_ptr() as usize;
+    let bytes = part.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    // Open brackets: whether each is a list display (not a subscript).
+    let mut open: Vec<bool> = Vec::new();
+    let mut displays = 0;
+    let mut string = strings.partition_point(|s| *s < base);
+    for (i, &b) in bytes.iter().enumerate() {
+        while string < strings.len() && strings[string] < base + i {
+            string += 1;
+        }
+        if displays == 0 && strings.get(string) == Some(&(base + i)) {
+            return true;
+        }
+        match b {
+            b'[' => {
+                // A subscript follows a name (not a keyword) or a bracket.
+                let before = bytes[..i].iter().rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\\'));
+                let subscript = before.is_some_and(|k| match bytes[k] {
+                    b')' | b']' => true,
+                    c if word(c) => {
+                        let from = bytes[..=k].iter().rposition(|c| !word(*c)).map_or(0, |j| j + 1);
+                        !HARD_KEYWORDS.iter().any(|w| w.as_bytes() == &bytes[from..=k])
+                    }
+                    _ => false,
+                });
+                let display = !subscript;
+                displays += display as usize;
+                open.push(display);
+            }
+            b'{' if displays == 0 => return true,
+            b'(' | b'{' => {
+                if displays == 0 && b == b'(' {
+                    if let Some(callee) = callee_before(&bytes[..i]) {
+                        if !rules::loops::allowed_call(callee) {
+                            return true;
+                        }
+                    }
+                }
+                open.push(false);
+            }
+            b')' | b']' | b'}' => displays -= open.pop().unwrap_or(false) as usize,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The name called at the end of `code` (right before a `(`): a dotted
+/// name spelled without spaces, as the call's function reads; `None` where
+/// the `(` may not call a name so spelled (it follows a keyword, a bracket,
+/// or a name with spaces around its dots).
+fn callee_before(code: &[u8]) -> Option<&str> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let end = code.len();
+    let mut start = end;
+    while start > 0 && (word(code[start - 1]) || code[start - 1] == b'.') {
+        start -= 1;
+    }
+    let callee = std::str::from_utf8(&code[start..end]).ok()?;
+    if callee.is_empty() || callee.starts_with('.') || callee.ends_with('.') || callee.contains("..") {
+        return None;
+    }
+    if callee.as_bytes()[0].is_ascii_digit() || HARD_KEYWORDS.contains(&callee) {
+        return None;
+    }
+    // Before it: nothing that could continue an expression into it.
+    let before = code[..start].iter().rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\\')).map(|k| code[k]);
+    match before {
+        Some(b')' | b']' | b'.') => None,
+        _ => Some(callee),
+    }
 }
 
 /// The logical lines of `code` (strings and comments blanked): each with

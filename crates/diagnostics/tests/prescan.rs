@@ -322,6 +322,29 @@ fn index_loops_that_cannot_be_kernels() {
     assert!(whole.iter().filter(|f| f.code == "NUMBA001").count() >= 2, "{whole:?}");
 }
 
+/// The byte-level reading also finds what stops a loop being a kernel in
+/// its expressions: a call of a Python function, a string, a dictionary or
+/// set, an inner loop over a Python collection. Math calls (`np.`, `math.`,
+/// an array's own reductions), a keyword before a parenthesis and a
+/// gather of elements in a comprehension stop nothing.
+#[test]
+fn index_loops_doing_python_work() {
+    let text = "import math\nimport numpy as np\n\n\
+                def calls_python(x, n):\n    for i in range(n):\n        x[i] = helper(i)\n\n\
+                def reads_a_string_key(x, d, n):\n    for i in range(n):\n        x[i] = d['k'] * i\n\n\
+                def builds_a_dict(x, n):\n    for i in range(n):\n        seen = {}\n        x[i] = i\n\n\
+                def over_items(x, items, n):\n    for i in range(n):\n        for item in items:\n            x[i] += item\n\n\
+                def math_only(x, a, b, n):\n    for i in range(n):\n        x[i] = np.sqrt(a[i]) + math.exp(b[i]) + a.sum()\n\n\
+                def keyword_paren(x, n):\n    for i in range(n):\n        if(x[i] > 0): x[i] = 0\n\n\
+                def gathers(x, a, idx, n):\n    for i in range(n):\n        x[i] = max([a[p] for p in idx])\n";
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["math_only".to_string(), "keyword_paren".to_string(), "gathers".to_string()])
+    );
+    let whole = same_as_whole(text);
+    assert!(whole.iter().any(|f| f.code == "NUMBA001"), "{whole:?}");
+}
+
 /// A function that makes arrays and calls a model's method (`fit`,
 /// `search`) is kept only where a rule can read that call: through `self`,
 /// a neighbour query where scikit-learn is imported, an index method where

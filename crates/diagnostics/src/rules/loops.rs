@@ -21,7 +21,7 @@ const PHYSICS: &[&str] = &[
 ];
 
 /// Calls a kernel can make.
-fn allowed_call(callee: &str) -> bool {
+pub(crate) fn allowed_call(callee: &str) -> bool {
     // `be.min(x[lo:hi])`, `window.mean()`: a reduction or math function by
     // NumPy's name, on an array or through an array-API namespace.
     // Also an array's own methods that Numba compiles (`row.nonzero()`,
