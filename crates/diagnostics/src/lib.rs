@@ -812,8 +812,13 @@ fn irrelevant_definitions<'p>(
             // (In a loop, a light operation is reported only on a whole axis
             // of an array: `x[:, j]`.)
             // (A chain counts statements: several operations in one are one.)
-            let chain = (light >= rules::CUPY_CHAIN && statements_holding(&text[d.range.clone()], &light_at) >= rules::CUPY_CHAIN as usize)
-                || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()));
+            // (Operations in a condition or an assertion check data: no
+            // chain or loop counts them.)
+            let function = &text[d.range.clone()];
+            let chain = (light >= rules::CUPY_CHAIN
+                && statements_holding(function, &light_at) >= rules::CUPY_CHAIN as usize
+                && statements_holding(function, &outside_checks(function, light_at.clone())) >= rules::CUPY_CHAIN as usize)
+                || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()) && !outside_checks(function, light_at).is_empty());
             if starts || chain || reads_values || loop_writes {
                 return false;
             }
@@ -1235,6 +1240,40 @@ fn statements_holding(function: &str, offsets: &[usize]) -> usize {
         }
     }
     pieces + next.count()
+}
+
+/// Of `offsets` (sorted, in `function`, a definition's text), those
+/// outside the conditions of its `if`, `elif` and `while` statements and
+/// outside its `assert` statements (as read from its logical lines: an
+/// offset counts as outside where the lines can't be told).
+fn outside_checks(function: &str, mut offsets: Vec<usize>) -> Vec<usize> {
+    let Some(code) = without_strings(function) else { return offsets };
+    for (_, line) in logical_lines(&code) {
+        let start = line.as_ptr() as usize - code.as_ptr() as usize;
+        let first = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let end = match first {
+            "assert" => Some(start + line.len()),
+            "if" | "elif" | "while" => {
+                // To the header's `:` outside brackets.
+                let mut depth = 0i32;
+                line.bytes()
+                    .position(|b| {
+                        match b {
+                            b'(' | b'[' | b'{' => depth += 1,
+                            b')' | b']' | b'}' => depth -= 1,
+                            _ => {}
+                        }
+                        b == b':' && depth == 0
+                    })
+                    .map(|colon| start + colon)
+            }
+            _ => None,
+        };
+        if let Some(end) = end {
+            offsets.retain(|at| !(start..end).contains(at));
+        }
+    }
+    offsets
 }
 
 /// Words that stop a loop from being a kernel wherever they stand in its

@@ -367,19 +367,33 @@ fn model_methods_kept_where_a_rule_reads_them() {
 }
 
 /// Light array operations keep a function only when they could chain: in
-/// three statements or more (several in one statement are one pass). An
-/// `if` line and what follows its colon are two statements.
+/// three statements or more (several in one statement are one pass). What
+/// follows an `if` line's colon is a statement of its own.
 #[test]
 fn light_operations_chain_across_statements() {
     let text = "import numpy as np\n\n\
                 def one_statement(x):\n    return np.sqrt(np.abs(x)) + np.mean(x)\n\n\
                 def two_statements(x):\n    y = np.abs(\n        np.sqrt(x))\n    return np.mean(y)  # np.sin(y)\n\n\
                 def three_statements(x):\n    y = np.abs(x)\n    z = np.sqrt(y)\n    return np.mean(z)\n\n\
-                def one_line(x, flag):\n    if np.any(x): y = np.abs(x); return np.mean(y)\n";
+                def one_line(x, flag):\n    x = np.sqrt(x)\n    if flag: y = np.abs(x); return np.mean(y)\n";
     assert_eq!(
         gpulens_diagnostics::analysed_definitions(text),
         Some(vec!["three_statements".to_string(), "one_line".to_string()])
     );
+    same_as_whole(text);
+}
+
+/// Light operations in a condition (`if`, `elif`, `while`) or an
+/// assertion check data: they make no chain, but the same operations in the
+/// body under a condition do.
+#[test]
+fn light_operations_in_conditions_make_no_chain() {
+    let text = "import numpy as np\n\n\
+                def checks(x, y):\n    assert np.all(x >= 0)\n    if np.any(np.isnan(y)):\n        raise ValueError\n    \
+                while np.max(x) > 1:\n        x = x / 2\n    return np.sum(x)\n\n\
+                def one_line(x):\n    if np.any(x): y = np.abs(x); return np.mean(y)\n\n\
+                def works(x, y):\n    if x is not None:\n        y = np.abs(x)\n    z = np.sqrt(y)\n    return np.mean(z)\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["works".to_string()]));
     same_as_whole(text);
 }
 
