@@ -815,10 +815,15 @@ fn irrelevant_definitions<'p>(
             // (Operations in a condition or an assertion check data: no
             // chain or loop counts them.)
             let function = &text[d.range.clone()];
-            let chain = (light >= rules::CUPY_CHAIN
-                && statements_holding(function, &light_at) >= rules::CUPY_CHAIN as usize
-                && statements_holding(function, &outside_checks(function, light_at.clone())) >= rules::CUPY_CHAIN as usize)
-                || (light > 0 && loops && whole_axis_slice(code[0].as_bytes()) && !outside_checks(function, light_at).is_empty());
+            let chain = light > 0 && {
+                let enough = |offsets: &[usize]| statements_holding(function, offsets) >= rules::CUPY_CHAIN as usize;
+                let may_chain = light >= rules::CUPY_CHAIN && enough(&light_at);
+                let in_loop = loops && whole_axis_slice(code[0].as_bytes());
+                (may_chain || in_loop) && {
+                    let counted = outside_checks(function, light_at);
+                    (may_chain && enough(&counted)) || (in_loop && !counted.is_empty())
+                }
+            };
             if starts || chain || reads_values || loop_writes {
                 return false;
             }
@@ -880,7 +885,13 @@ fn table_methods() -> &'static FxHashSet<&'static str> {
 /// Whether `token` (in `code`) follows a dot: an attribute or a method.
 fn is_method(code: &str, token: &str) -> bool {
     let start = token.as_ptr() as usize - code.as_ptr() as usize;
-    code.as_bytes()[..start].iter().rev().find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\\')) == Some(&b'.')
+    last_code_byte(&code.as_bytes()[..start]).map(|k| code.as_bytes()[k]) == Some(b'.')
+}
+
+/// Where the last byte of `code` stands that is not white space or a
+/// backslash (a line continuation).
+fn last_code_byte(code: &[u8]) -> Option<usize> {
+    code.iter().rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\\'))
 }
 
 /// The names a statement (its code, comments and strings blanked) may bind,
@@ -959,8 +970,16 @@ const HARD_KEYWORDS: &[&str] = &[
 /// same length, every other byte where it was), or `None` where a string
 /// doesn't end in it or is an f-string holding `:=`, which can bind a name.
 fn without_strings(code: &str) -> Option<String> {
+    blanked(code, |_| {})
+}
+
+/// [`without_strings`], telling `seen` each range it blanks.
+fn blanked(code: &str, mut seen: impl FnMut(Range<usize>)) -> Option<String> {
     let mut out = code.as_bytes().to_vec();
-    let complete = strings_and_comments(code.as_bytes(), |range| out[range].iter_mut().for_each(|b| *b = b' '));
+    let complete = strings_and_comments(code.as_bytes(), |range| {
+        out[range.clone()].iter_mut().for_each(|b| *b = b' ');
+        seen(range);
+    });
     complete.then(|| String::from_utf8(out).ok()).flatten()
 }
 
@@ -1250,23 +1269,9 @@ fn outside_checks(function: &str, mut offsets: Vec<usize>) -> Vec<usize> {
     let Some(code) = without_strings(function) else { return offsets };
     for (_, line) in logical_lines(&code) {
         let start = line.as_ptr() as usize - code.as_ptr() as usize;
-        let first = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
-        let end = match first {
-            "assert" => Some(start + line.len()),
-            "if" | "elif" | "while" => {
-                // To the header's `:` outside brackets.
-                let mut depth = 0i32;
-                line.bytes()
-                    .position(|b| {
-                        match b {
-                            b'(' | b'[' | b'{' => depth += 1,
-                            b')' | b']' | b'}' => depth -= 1,
-                            _ => {}
-                        }
-                        b == b':' && depth == 0
-                    })
-                    .map(|colon| start + colon)
-            }
+        let end = match first_word(line) {
+            Some("assert") => Some(start + line.len()),
+            Some("if" | "elif" | "while") => header_colon(line).map(|colon| start + colon),
             _ => None,
         };
         if let Some(end) = end {
@@ -1274,6 +1279,27 @@ fn outside_checks(function: &str, mut offsets: Vec<usize>) -> Vec<usize> {
         }
     }
     offsets
+}
+
+/// The first word of a logical line, past an `async`.
+fn first_word(line: &str) -> Option<&str> {
+    let mut words = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+    let first = words.next();
+    if first == Some("async") { words.next() } else { first }
+}
+
+/// Where a compound statement's header ends in its logical line (strings
+/// blanked): at its first `:` outside brackets.
+fn header_colon(line: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    line.bytes().position(|b| {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        b == b':' && depth == 0
+    })
 }
 
 /// Words that stop a loop from being a kernel wherever they stand in its
@@ -1285,39 +1311,28 @@ const NOT_IN_KERNELS: &[&str] = &[
 
 /// Whether `function` (a definition's text) has a `for` loop over
 /// `range(…)` or `enumerate(…)` (the loops the index-loop rules read) whose
-/// body writes an element or accumulates, and names none of
-/// [`NOT_IN_KERNELS`] outside its strings and comments. Over-approximated
-/// from indentation; `true` where its strings can't be told.
+/// body writes an element or accumulates, names none of [`NOT_IN_KERNELS`]
+/// outside its strings and comments and does no other Python work (see
+/// [`python_work_in_loop`]). Over-approximated from indentation; `true`
+/// where its strings can't be told.
 fn index_loop_may_be_kernel(function: &str) -> bool {
-    let Some(code) = without_strings(function) else { return true };
-    // Where its strings start (its comments aside).
+    // (With where its strings start, its comments aside.)
     let mut strings = Vec::new();
-    strings_and_comments(function.as_bytes(), |r| {
+    let Some(code) = blanked(function, |r| {
         if function.as_bytes()[r.start] != b'#' {
             strings.push(r.start);
         }
-    });
+    }) else {
+        return true;
+    };
     let lines = logical_lines(&code);
     lines.iter().enumerate().any(|(i, &(indent, line))| {
-        let mut words = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
-        let first = words.next();
-        let first = if first == Some("async") { words.next() } else { first };
-        if first != Some("for") {
+        if first_word(line) != Some("for") {
             return false;
         }
         // Its body: after the header's `:` (outside brackets), then the
         // lines indented under it.
-        let mut depth = 0i32;
-        let Some(colon) = line.bytes().position(|b| {
-            match b {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth -= 1,
-                _ => {}
-            }
-            b == b':' && depth == 0
-        }) else {
-            return true;
-        };
+        let Some(colon) = header_colon(line) else { return true };
         let header = &line[..colon];
         let mut over_indices = false;
         for_each_name(header, |w| over_indices |= w == "range" || w == "enumerate");
@@ -1347,18 +1362,14 @@ fn index_loop_may_be_kernel(function: &str) -> bool {
 /// always look inside one), and neither does the rest of an inner loop's
 /// header (the rules may not read it).
 fn python_work_in_loop(code: &str, part: &str, strings: &[usize]) -> bool {
-    let mut words = part.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
-    let first = words.next();
-    let first = if first == Some("async") { words.next() } else { first };
-    if first == Some("for") {
-        let header = part.split(':').next().unwrap_or(part);
+    if first_word(part) == Some("for") {
+        let header = &part[..header_colon(part).unwrap_or(part.len())];
         let mut over_indices = false;
         for_each_name(header, |w| over_indices |= matches!(w, "range" | "enumerate" | "zip"));
         return !over_indices;
     }
     let base = part.as_ptr() as usize - code.as_ptr() as usize;
     let bytes = part.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     // Open brackets: whether each is a list display (not a subscript).
     let mut open: Vec<bool> = Vec::new();
     let mut displays = 0;
@@ -1373,11 +1384,10 @@ fn python_work_in_loop(code: &str, part: &str, strings: &[usize]) -> bool {
         match b {
             b'[' => {
                 // A subscript follows a name (not a keyword) or a bracket.
-                let before = bytes[..i].iter().rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\\'));
-                let subscript = before.is_some_and(|k| match bytes[k] {
+                let subscript = last_code_byte(&bytes[..i]).is_some_and(|k| match bytes[k] {
                     b')' | b']' => true,
-                    c if word(c) => {
-                        let from = bytes[..=k].iter().rposition(|c| !word(*c)).map_or(0, |j| j + 1);
+                    c if name_byte(c) => {
+                        let from = bytes[..=k].iter().rposition(|c| !name_byte(*c)).map_or(0, |j| j + 1);
                         !HARD_KEYWORDS.iter().any(|w| w.as_bytes() == &bytes[from..=k])
                     }
                     _ => false,
@@ -1387,16 +1397,10 @@ fn python_work_in_loop(code: &str, part: &str, strings: &[usize]) -> bool {
                 open.push(display);
             }
             b'{' if displays == 0 => return true,
-            b'(' | b'{' => {
-                if displays == 0 && b == b'(' {
-                    if let Some(callee) = callee_before(&bytes[..i]) {
-                        if !rules::loops::allowed_call(callee) {
-                            return true;
-                        }
-                    }
-                }
-                open.push(false);
+            b'(' if displays == 0 && callee_before(&bytes[..i]).is_some_and(|callee| !rules::loops::allowed_call(callee)) => {
+                return true;
             }
+            b'(' | b'{' => open.push(false),
             b')' | b']' | b'}' => displays -= open.pop().unwrap_or(false) as usize,
             _ => {}
         }
@@ -1409,10 +1413,9 @@ fn python_work_in_loop(code: &str, part: &str, strings: &[usize]) -> bool {
 /// the `(` may not call a name so spelled (it follows a keyword, a bracket,
 /// or a name with spaces around its dots).
 fn callee_before(code: &[u8]) -> Option<&str> {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let end = code.len();
     let mut start = end;
-    while start > 0 && (word(code[start - 1]) || code[start - 1] == b'.') {
+    while start > 0 && (name_byte(code[start - 1]) || code[start - 1] == b'.') {
         start -= 1;
     }
     let callee = std::str::from_utf8(&code[start..end]).ok()?;
@@ -1423,8 +1426,7 @@ fn callee_before(code: &[u8]) -> Option<&str> {
         return None;
     }
     // Before it: nothing that could continue an expression into it.
-    let before = code[..start].iter().rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\\')).map(|k| code[k]);
-    match before {
+    match last_code_byte(&code[..start]).map(|k| code[k]) {
         Some(b')' | b']' | b'.') => None,
         _ => Some(callee),
     }
@@ -2447,7 +2449,6 @@ fn called_in_loops(text: &str) -> Vec<String> {
 /// comprehension.
 fn holds_comprehension(line: &str) -> bool {
     let bytes = line.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let mut depth = 0i32;
     bytes.iter().enumerate().any(|(i, &b)| {
         match b {
@@ -2458,8 +2459,8 @@ fn holds_comprehension(line: &str) -> bool {
         b == b'f'
             && depth > 0
             && bytes[i..].starts_with(b"for")
-            && !bytes.get(i + 3).is_some_and(|&b| word(b))
-            && (i == 0 || !word(bytes[i - 1]))
+            && !bytes.get(i + 3).is_some_and(|&b| name_byte(b))
+            && (i == 0 || !name_byte(bytes[i - 1]))
     })
 }
 
@@ -2477,6 +2478,12 @@ fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
     names.map(|n| text[n.byte_range()].to_string()).collect()
 }
 
+/// Whether `b` can be part of a name (bytes past ASCII count: names end on
+/// character boundaries).
+const fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
 /// Calls `f` with every identifier-like token of `text` (bytes past ASCII
 /// count as identifier characters, so tokens end on character boundaries).
 fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
@@ -2484,8 +2491,7 @@ fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
         let mut ident = [false; 256];
         let mut c = 0;
         while c < 256 {
-            let b = c as u8;
-            ident[c] = b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+            ident[c] = name_byte(c as u8);
             c += 1;
         }
         ident
@@ -2654,11 +2660,10 @@ pub(crate) fn imports_gpu_library(text: &str) -> bool {
         return false;
     }
     let bytes = text.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let is_gpu = |name: &str| GPU_MODULES.contains(&name);
     memchr::memmem::find_iter(bytes, b"import").any(|at| {
         let end = at + "import".len();
-        if (at > 0 && word(bytes[at - 1])) || bytes.get(end).is_some_and(|&b| word(b)) {
+        if (at > 0 && name_byte(bytes[at - 1])) || bytes.get(end).is_some_and(|&b| name_byte(b)) {
             return false;
         }
         // The logical line around it.
