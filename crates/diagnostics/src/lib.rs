@@ -212,7 +212,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     // same (rarely: a caller that got the advice of its callee).
     let mut callers_of: FxHashSet<String> = FxHashSet::default();
     for _ in 0..4 {
-        let parsed = match parse_what_matters(text, &callers_of) {
+        let parsed = match parse_what_matters(text, &callers_of, !with_fixes) {
             Some(Parse::Part(parsed)) => parsed,
             Some(Parse::Quiet) => return Vec::new(),
             None => break,
@@ -243,27 +243,37 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
 /// Whether [`check_text`] would parse `text` only in part (for tests).
 #[doc(hidden)]
 pub fn parses_in_part(text: &str) -> bool {
-    parse_what_matters(text, &FxHashSet::default()).is_some()
+    parse_what_matters(text, &FxHashSet::default(), false).is_some()
 }
 
 /// Whether [`check_text`] finds from the bytes alone that `text` can have
 /// no finding, and parses none of it (for tests).
 #[doc(hidden)]
 pub fn parses_nothing(text: &str) -> bool {
-    matches!(parse_what_matters(text, &FxHashSet::default()), Some(Parse::Quiet))
+    matches!(parse_what_matters(text, &FxHashSet::default(), false), Some(Parse::Quiet))
 }
 
 /// The names of the definitions [`check_text`]'s first parse of `text`
 /// analyses, in order; `None` where it parses the whole text (for tests).
 #[doc(hidden)]
 pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
-    let parsed = match parse_what_matters(text, &FxHashSet::default())? {
+    let parsed = match parse_what_matters(text, &FxHashSet::default(), false)? {
         Parse::Part(parsed) => parsed,
         Parse::Quiet => return Some(Vec::new()),
     };
     let units = definition_units(&parsed.tree);
     let walked = units.iter().filter(|u| parsed.unwalked.binary_search(&u.1.start).is_err());
     Some(walked.filter_map(|u| definition_name(text, u.0)).map(str::to_string).collect())
+}
+
+/// The module-level statements [`check_text_unfixed`]'s first parse of
+/// `text` leaves out (for tests).
+#[doc(hidden)]
+pub fn statements_left_out(text: &str) -> Vec<&str> {
+    match parse_what_matters(text, &FxHashSet::default(), true) {
+        Some(Parse::Part(parsed)) => parsed.left_out.iter().map(|r| text[r.clone()].trim_end()).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The name a definition (decorated or not) gives.
@@ -282,6 +292,8 @@ struct Parsed {
     unwalked: Vec<usize>,
     /// The names each function it left out calls, of those with a loop.
     left_out_calls: Vec<Vec<String>>,
+    /// The module's statements it left out (see [`Unread`]).
+    left_out: Vec<Range<usize>>,
 }
 
 /// What [`parse_what_matters`] makes of a text.
@@ -295,8 +307,11 @@ enum Parse {
 /// The tree of `text` without the parts that cannot produce a finding
 /// (none at all when no part can); `None` when the outline can't be
 /// trusted (or saves nothing). Functions that call one of `callers_of` in
-/// a loop are parsed too (hotness reads them).
-fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Parse> {
+/// a loop are parsed too (hotness reads them). With `unread_out`, the
+/// module's imports and plain assignments that start nothing and bind only
+/// names nothing parsed reads are left out too (see [`Unread`]): only the
+/// fixes, not the rules, read what a module binds beyond that.
+fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bool) -> Option<Parse> {
     let outline = gpulens_syntax::outline::outline(text)?;
     let plain = plain_code(text)?;
     // The GPU rules apply in tests too, and read kernels anywhere.
@@ -305,10 +320,12 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
     let mut irrelevant = vec![false; skipped.len()];
     let mut outside_quiet = false;
+    let mut unread = Vec::new();
     if !gpu_code {
-        if let Some((found, quiet)) = irrelevant_definitions(text, &plain, &outline, &skipped) {
+        if let Some((found, quiet, statements)) = irrelevant_definitions(text, &plain, &outline, &skipped, unread_out) {
             irrelevant = found;
             outside_quiet = quiet;
+            unread = statements;
         }
     }
     // Of the functions left out, those that call in a loop one of
@@ -341,6 +358,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
     }
     let classes = keep_class_bodies(text, &outline, &mut skipped);
     let skip = fewest_gaps(&outline, &mut skipped, &classes);
+    let (skip, left_out) = if unread.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread) };
     // Irrelevant definitions parsed after all (to keep the parts few, or a
     // class body from emptying) need no walk: where they start.
     let unwalked: Vec<usize> =
@@ -375,7 +393,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>) -> Option<Pars
     // (A class left out whole may have been parsed after all, to keep the
     // parts few: a name both defined and hidden is defined all the same.)
     let hidden = hidden.chain(classes.iter().map(|c| outline.classes[*c].name.clone()));
-    strings_hold.then(|| Parse::Part(Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls }))
+    strings_hold.then(|| Parse::Part(Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls, left_out }))
 }
 
 /// A class body can't be empty. A class whose every statement would be
@@ -493,7 +511,8 @@ fn irrelevant_definitions<'p>(
     plain: &'p str,
     outline: &gpulens_syntax::outline::Outline,
     tests: &[bool],
-) -> Option<(Vec<bool>, bool)> {
+    unread_out: bool,
+) -> Option<(Vec<bool>, bool, Vec<Unread<'p>>)> {
     let knowledge = Knowledge::get();
     // The code outside the functions, statement by statement, without its
     // comments and strings (f-strings kept).
@@ -613,6 +632,46 @@ fn irrelevant_definitions<'p>(
         }
         if live.len() == before {
             break;
+        }
+    }
+    // The module's statements that start nothing and bind only names: left
+    // out of the parse where nothing parsed reads those names.
+    let mut unread = Vec::new();
+    for (i, ((range, code), in_class)) in outline.statements.iter().zip(&statements).zip(&outline.in_class).enumerate() {
+        let line = &text[range.clone()];
+        // (At the module's left margin: not in a block, which a statement
+        // left out could empty. Nothing that may hold a suppression, or
+        // several statements.)
+        let margin = line.as_bytes().first().is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic());
+        if !unread_out || *in_class || !margin || line.contains("gpulens") || code.contains([';', '@', '\\']) {
+            continue;
+        }
+        if let Some((binds, modules)) = import_bindings(code) {
+            let facts = modules.iter().fold(0, |f, m| f | import_facts(m));
+            unread.push(Unread { statement: i, binds, facts, reads: false });
+            continue;
+        }
+        let (assigned, not_read) = &bound[i];
+        if assigned.is_empty() || !not_read.is_empty() {
+            continue;
+        }
+        let mut starts = false;
+        for_each_name(code, |token| {
+            starts = starts
+                || matches!(
+                    token,
+                    "for" | "while" | "lambda" | "self" | "yield" | "await" | "import" | "def" | "class" | "global" | "nonlocal" | "del"
+                        | "synchronize" | "copy_to_host"
+                )
+                || rules::MODEL_WORK.contains(&token)
+                || rules::RAY_QUERIES.contains(&token)
+                || rules::names_work_on_arrays(token)
+                || rules::names_a_mesh_or_ray(token)
+                || table_methods().contains(token)
+                || start_in_function(code, token, &none, &live).is_some();
+        });
+        if !starts {
+            unread.push(Unread { statement: i, binds: assigned.clone(), facts: 0, reads: true });
         }
     }
     // The names a token of a function must spell to matter below (beyond
@@ -846,7 +905,207 @@ fn irrelevant_definitions<'p>(
         })
         .collect();
     let quiet = irrelevant.iter().zip(tests).all(|(i, t)| *i || *t) && outside_quiet();
-    Some((irrelevant, quiet))
+    Some((irrelevant, quiet, unread))
+}
+
+/// A statement at the module's margin that starts no rule and binds only
+/// names: an import (not `*`), or an assignment whose value names no
+/// library, live name, loop or model work. Where nothing parsed reads a name
+/// it binds, nothing the rules see depends on it, and it need not be parsed:
+/// a module's imports and constants are a good part of what is parsed
+/// outside its functions. An import also makes facts of the module that
+/// hold without a name read (it uses arrays, scikit-learn, a kernel
+/// library: `facts`), kept by keeping some import of each.
+struct Unread<'p> {
+    /// Its index in the outline's statements.
+    statement: usize,
+    binds: Vec<&'p str>,
+    /// Of [`import_facts`], for an import.
+    facts: u8,
+    /// It reads names (an assignment's value): kept, so are their bindings.
+    reads: bool,
+}
+
+/// The facts a module-level import of `module` makes, whatever name it
+/// binds, as bits: each rule that asks what the module imports, not what a
+/// name is, has one.
+fn import_facts(module: &str) -> u8 {
+    let top = module.split('.').next().unwrap_or(module);
+    let mut facts = 0;
+    if rules::loops::ARRAY_MODULES.contains(&top) {
+        facts |= 1;
+    }
+    if matches!(top, "numba" | "warp") {
+        facts |= 2;
+    }
+    if top == "sklearn" {
+        facts |= 4;
+    }
+    if GPU_MODULES.contains(&top) {
+        facts |= 8;
+    }
+    if let Some(i) = rules::INDEX_WORK.iter().position(|(library, _)| *library == top) {
+        facts |= 16 << i.min(3);
+    }
+    facts
+}
+
+/// The names an import statement (its code, comments and strings blanked)
+/// binds and the modules it names (relative ones left out), when it is a
+/// plain one: `import a.b as c, d`, `from m import (x as y, z)`. `None` for
+/// anything else (a star import, a statement that is no import).
+fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
+    let code = code.trim();
+    let dotted = |s: &str| !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.bytes().all(name_byte));
+    fn name(s: &str) -> bool {
+        !s.is_empty() && s.bytes().all(name_byte) && !s.as_bytes()[0].is_ascii_digit()
+    }
+    // `a`, `a as b`: (what it binds, given how a plain name binds; the name).
+    fn item<'a>(s: &'a str, whole: fn(&str) -> &str) -> Option<(&'a str, &'a str)> {
+        let mut words = s.split_ascii_whitespace();
+        let (target, rest) = (words.next()?, (words.next(), words.next(), words.next()));
+        match rest {
+            (None, _, _) => Some((whole(target), target)),
+            (Some("as"), Some(alias), None) if name(alias) => Some((alias, target)),
+            _ => None,
+        }
+    }
+    let (mut binds, mut modules) = (Vec::new(), Vec::new());
+    if let Some(rest) = code.strip_prefix("import ") {
+        for part in rest.split(',') {
+            let (bound, target) = item(part, |t| t.split('.').next().unwrap_or(t))?;
+            if !dotted(target) {
+                return None;
+            }
+            binds.push(bound);
+            modules.push(target);
+        }
+    } else {
+        let rest = code.strip_prefix("from ")?;
+        let (module, names) = rest.split_once(" import")?;
+        let module = module.trim();
+        let relative = module.trim_start_matches('.');
+        if !(relative.is_empty() && module.starts_with('.')) && !dotted(relative) {
+            return None;
+        }
+        if relative.len() == module.len() {
+            modules.push(module);
+        }
+        let names = names.trim();
+        let names = match names.strip_prefix('(') {
+            Some(inside) => inside.strip_suffix(')')?.trim().trim_end_matches(','),
+            None => names,
+        };
+        for part in names.split(',') {
+            let (bound, target) = item(part, |t| t)?;
+            if !name(target) {
+                return None;
+            }
+            binds.push(bound);
+        }
+    }
+    Some((binds, modules))
+}
+
+/// `skip` with the statements of `unread` whose names nothing parsed reads
+/// (the code outside `skip` and them, and the statements kept for it),
+/// keeping an import of each fact the module's imports make, and within
+/// [`MAX_PARTS`] runs of skipped text; and the statements left out.
+fn without_unread(
+    text: &str,
+    plain: &str,
+    outline: &gpulens_syntax::outline::Outline,
+    skip: Vec<Range<usize>>,
+    unread: &[Unread<'_>],
+) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+    let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (k, u) in unread.iter().enumerate() {
+        for name in &u.binds {
+            by_name.entry(name).or_default().push(k);
+        }
+    }
+    let ranges: Vec<Range<usize>> = unread.iter().map(|u| outline.statements[u.statement].clone()).collect();
+    let mut kept = vec![false; unread.len()];
+    let mut found = Vec::new();
+    let read = |token: &str, kept: &mut Vec<bool>, found: &mut Vec<usize>| {
+        for &k in by_name.get(token).map_or(&[][..], |v| &v[..]) {
+            if !kept[k] {
+                kept[k] = true;
+                found.push(k);
+            }
+        }
+    };
+    let mut out_of: Vec<&Range<usize>> = skip.iter().chain(&ranges).collect();
+    out_of.sort_by_key(|r| r.start);
+    let mut at = 0;
+    for r in out_of.into_iter().chain(std::iter::once(&(plain.len()..plain.len()))) {
+        if r.start > at {
+            for_each_name(&plain[at..r.start], |t| read(t, &mut kept, &mut found));
+        }
+        at = at.max(r.end);
+    }
+    while let Some(k) = found.pop() {
+        if unread[k].reads {
+            for_each_name(&plain[ranges[k].clone()], |t| read(t, &mut kept, &mut found));
+        }
+    }
+    // The facts the imports parsed make, and an import kept for each other.
+    let mut candidate = vec![false; outline.statements.len()];
+    for u in unread {
+        candidate[u.statement] = true;
+    }
+    let mut facts = 0;
+    for ((range, in_class), candidate) in outline.statements.iter().zip(&outline.in_class).zip(&candidate) {
+        if !*in_class && !*candidate && plain[range.clone()].contains("import") {
+            local_imports(&text[range.clone()], &mut |_, target| facts |= import_facts(&target));
+        }
+    }
+    for (u, kept) in unread.iter().zip(kept.iter_mut()) {
+        if *kept {
+            facts |= u.facts;
+        } else if u.facts & !facts != 0 {
+            *kept = true;
+            facts |= u.facts;
+        }
+    }
+    // Merged with `skip`, each with the blank lines after it; runs of
+    // these statements alone (no definition) go, shortest first, beyond
+    // the most parts tree-sitter reads well.
+    let bytes = text.as_bytes();
+    let mut pieces: Vec<(Range<usize>, bool)> = skip.into_iter().map(|r| (r, true)).collect();
+    for (r, _) in ranges.iter().zip(&kept).filter(|(_, k)| !**k) {
+        let mut end = r.end;
+        while let Some(line) = memchr::memchr(b'\n', &bytes[end..]) {
+            if !bytes[end..end + line].iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+                break;
+            }
+            end += line + 1;
+        }
+        pieces.push((r.start..end, false));
+    }
+    pieces.sort_by_key(|(r, _)| r.start);
+    let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
+    for (r, original) in pieces {
+        match runs.last_mut() {
+            Some((last, o)) if r.start <= last.end => {
+                last.end = last.end.max(r.end);
+                *o |= original;
+            }
+            _ => runs.push((r, original)),
+        }
+    }
+    if runs.len() > MAX_PARTS {
+        let mut own: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].1).collect();
+        own.sort_by_key(|&i| runs[i].0.len());
+        let mut drop = vec![false; runs.len()];
+        for i in own.into_iter().take(runs.len() - MAX_PARTS) {
+            drop[i] = true;
+        }
+        runs = runs.into_iter().zip(drop).filter(|(_, d)| !d).map(|(r, _)| r).collect();
+    }
+    let skip: Vec<Range<usize>> = runs.into_iter().map(|(r, _)| r).collect();
+    let left_out = ranges.into_iter().zip(kept).filter(|(r, k)| !k && within_one(&skip, r)).map(|(r, _)| r).collect();
+    (skip, left_out)
 }
 
 /// Whether the rules read only the value a call of `api` makes (an array's,

@@ -438,3 +438,48 @@ fn callers_of_kept_functions_parsed_at_once() {
     let whole = same_as_whole(text);
     assert!(whole.iter().any(|f| f.code == "CUPY001" && f.message.contains("solve_all")), "{whole:?}");
 }
+
+/// Without fixes, the module's imports and plain assignments that start
+/// nothing are not parsed when nothing parsed reads a name they bind; an
+/// assignment kept is kept with what its value reads, and an import that
+/// alone makes the module one using arrays or scikit-learn stays.
+#[test]
+fn module_statements_nothing_reads_are_not_parsed() {
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "import numpy as np\nimport warnings\nfrom .compat import helper, other as renamed\nfrom ._util import (\n    check_x,\n    check_y,\n)\n\n__all__ = [\"big\", \"small\"]\nLIMIT = 10\nSIZE = 8\nN = SIZE\n\n\ndef test_helper():\n    helper(np.ones(LIMIT))\n\n\ndef small():\n    return np.fft.fft(np.ones(N))\n\n\ndef big(x):\n    return np.fft.fft(x)\n",
+            &[
+                "import warnings",
+                "from .compat import helper, other as renamed",
+                "from ._util import (\n    check_x,\n    check_y,\n)",
+                "__all__ = [\"big\", \"small\"]",
+                "LIMIT = 10",
+            ],
+        ),
+        // Only `check_array`'s import says scikit-learn is imported.
+        (
+            "from sklearn.utils import check_array\nfrom ._base import Base\n\n\nclass Finder(Base):\n    def __init__(self, model):\n        self.model = model\n\n    def names(self):\n        return []\n\n    def query(self, points):\n        return self.model.kneighbors(points)\n",
+            &[],
+        ),
+        // Only `gamma`'s import says the module uses arrays.
+        (
+            "from scipy.special import gamma\nfrom .helpers import unused\n\n\ndef scale(a, out):\n    for i in range(len(a)):\n        out[i] = a[i] * 2.0 + 1.0\n",
+            &["from .helpers import unused"],
+        ),
+        // A suppression, a star import, a name a kept function reads, a
+        // value made from a library, a statement in a block: all parsed.
+        (
+            "import numpy as np\nfrom .a import b  # gpulens: ignore\nfrom .c import *\nfrom .d import used\nGRID = np.ones(10)\nif True:\n    from .e import f\n\n\ndef work(x):\n    return np.fft.fft(used(x))\n",
+            &[],
+        ),
+    ];
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    for (text, left_out) in cases {
+        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+        assert!(!whole.is_empty(), "no finding: the case tests nothing\n{text}");
+        assert_eq!(check_text(text, &settings, &gpu), whole, "{text}");
+        assert_eq!(check_text_unfixed(text, &settings, &gpu), unfixed(&whole), "{text}");
+        assert_eq!(gpulens_diagnostics::statements_left_out(text), left_out, "{text}");
+    }
+}
