@@ -500,10 +500,12 @@ fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], 
 /// - in a module that imports an array library, a loop over `range` that
 ///   writes an element or accumulates (`x[i] = …`, `s += …`);
 /// - a model's or index's work through `self`.
+///
 /// (Functions that only call others are the caller's to keep: see
 /// [`parse_what_matters`].) Also whether the whole file is quiet: every
 /// definition a test (`tests`) or left out, and the code outside them
-/// starting none of these either. `None` when an import can't be
+/// starting none of these either; and with `unread_out`, the module's
+/// statements that start nothing and only bind names ([`Unread`]). `None` when an import can't be
 /// read. Files using a GPU library are not judged here (their rules read
 /// kernels and tests anywhere).
 fn irrelevant_definitions<'p>(
@@ -961,7 +963,7 @@ fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
         !s.is_empty() && s.bytes().all(name_byte) && !s.as_bytes()[0].is_ascii_digit()
     }
     // `a`, `a as b`: (what it binds, given how a plain name binds; the name).
-    fn item<'a>(s: &'a str, whole: fn(&str) -> &str) -> Option<(&'a str, &'a str)> {
+    fn item(s: &str, whole: fn(&str) -> &str) -> Option<(&str, &str)> {
         let mut words = s.split_ascii_whitespace();
         let (target, rest) = (words.next()?, (words.next(), words.next(), words.next()));
         match rest {
@@ -985,7 +987,8 @@ fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
         let (module, names) = rest.split_once(" import")?;
         let module = module.trim();
         let relative = module.trim_start_matches('.');
-        if !(relative.is_empty() && module.starts_with('.')) && !dotted(relative) {
+        let dots_alone = relative.is_empty() && module.starts_with('.');
+        if !dots_alone && !dotted(relative) {
             return None;
         }
         if relative.len() == module.len() {
