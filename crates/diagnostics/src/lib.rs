@@ -1200,15 +1200,27 @@ fn bound_names(part: &str) -> (Vec<&str>, Vec<&str>) {
             Some(code) => code.as_str(),
             None => part,
         };
+        // The depth of brackets where each token stands: a `for` inside
+        // brackets is a comprehension's, whose names are its own (the
+        // analysis binds them nowhere).
+        let (mut depth, mut scanned) = (0i32, 0);
         for_each_name(read, |token| {
             let at = token.as_ptr() as usize - read.as_ptr() as usize;
+            for &b in &bytes[scanned..at] {
+                match b {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            scanned = at;
             let token = &part[at..at + token.len()];
             let keyword = HARD_KEYWORDS.contains(&token);
             if !keyword && equals.iter().any(|&e| e > at) {
                 assigned.push(token);
             }
             match token {
-                "for" => in_for = true,
+                "for" => in_for = depth == 0 || !sure,
                 "in" => in_for = false,
                 _ if keyword => {}
                 _ if in_for || previous == Some("as") => unread.push(token),
@@ -3039,6 +3051,13 @@ mod tests {
         let (assigned, unread) = bound_names("for name, value in items: print(f'{name} is {value}')");
         assert!(assigned.is_empty());
         assert_eq!(unread, ["name", "value"]);
+        // A comprehension's names are its own: the loop's target is bound,
+        // the comprehension's not.
+        let (assigned, unread) = bound_names("ALIAS = {alias: info for info in INFOS for alias in info.aka}");
+        assert_eq!(assigned, ["ALIAS"]);
+        assert!(unread.is_empty(), "{unread:?}");
+        let (_, unread) = bound_names("for (k, v) in [(n, n * 2) for n in range(3)]: pass");
+        assert_eq!(unread, ["k", "v"]);
         // Soft keywords are names; keywords are not.
         let (assigned, _) = bound_names("match = type = None");
         assert_eq!(assigned, ["match", "type"]);

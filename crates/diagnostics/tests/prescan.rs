@@ -483,3 +483,12 @@ fn module_statements_nothing_reads_are_not_parsed() {
         assert_eq!(gpulens_diagnostics::statements_left_out(text), left_out, "{text}");
     }
 }
+
+/// A comprehension's names are its own: a module-level name it builds from
+/// plain data holds no library value, and a function naming it is left out.
+#[test]
+fn a_comprehension_at_module_level_binds_nothing_live() {
+    let text = "import numpy as np\n\nINFOS = [('a', 1), ('b', 2)]\nALIAS = {name: info for name, info in INFOS}\n\n\ndef lookup(key):\n    return ALIAS.get(key)\n\n\ndef work(x):\n    return np.fft.fft(x)\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["work".to_string()]));
+    assert!(!same_as_whole(text).is_empty());
+}
