@@ -539,11 +539,12 @@ fn irrelevant_definitions<'p>(
     // a module spells the same few names again and again (`np.asarray`).
     let spelled_before: std::cell::RefCell<FxHashMap<(&'p str, bool), Option<Start>>> = Default::default();
     // How `token` (in a function's `code`) starts a rule, if it does: it
-    // names a live name or spells an entry some rule reports on, or every
-    // entry it spells only makes a value (see [`makes_value_only`]).
-    let start_in_function = |code: &'p str, token: &'p str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashSet<&str>| {
-        if live.contains(token) {
-            return Some(Start::Rule);
+    // names a live name (as a value where that is all its statements make)
+    // or spells an entry some rule reports on, or every entry it spells
+    // only makes a value (see [`makes_value_only`]).
+    let start_in_function = |code: &'p str, token: &'p str, local: &FxHashMap<&str, Vec<String>>, live: &FxHashMap<&str, Start>| {
+        if let Some(&made) = live.get(token) {
+            return Some(if made >= Start::Light { Start::Rule } else { made });
         }
         let module_targets = imported.get(token);
         let own_targets = if local.is_empty() { None } else { local.get(token) };
@@ -603,13 +604,19 @@ fn irrelevant_definitions<'p>(
     }
     // Live names, bound outside the functions where their value can't be
     // read (a loop's target, `as`), or by a statement that starts from the
-    // libraries (everything it assigns to).
-    let mut live: FxHashSet<&str> = FxHashSet::default();
+    // libraries (everything it assigns to), with the strongest start of
+    // their statements: a name only ever bound to a value made (an array's,
+    // a table's) is read in a function as that value is.
+    let mut live: FxHashMap<&str, Start> = FxHashMap::default();
     let none = FxHashMap::default();
-    let names_a_start = |code: &'p str, live: &FxHashSet<&str>| {
-        let mut found = false;
+    let strongest_start = |code: &'p str, live: &FxHashMap<&str, Start>| {
+        let mut found: Option<Start> = None;
         // (Any start counts here: a value made at module level is read anywhere.)
-        for_each_name(code, |token| found = found || start_in_function(code, token, &none, live).is_some());
+        for_each_name(code, |token| {
+            if found != Some(Start::Rule) {
+                found = found.max(start_in_function(code, token, &none, live));
+            }
+        });
         found
     };
     // (A class body's names are the class's: its methods don't see them.
@@ -622,17 +629,28 @@ fn irrelevant_definitions<'p>(
     for ((_, unread), code) in bound.iter().zip(&statements) {
         let code = code.trim_start();
         if !(code.starts_with("import ") || code.starts_with("from ")) {
-            live.extend(unread.iter().filter(|n| !imported.contains_key(*n)));
+            live.extend(unread.iter().filter(|n| !imported.contains_key(*n)).map(|n| (*n, Start::Rule)));
         }
     }
+    // (Until no name's start grows: a statement reading a live name makes
+    // at least what that name holds.)
     loop {
-        let before = live.len();
+        let mut grew = false;
         for (code, (assigned, _)) in statements.iter().zip(&bound) {
-            if assigned.iter().any(|n| !live.contains(n) && !imported.contains_key(n)) && names_a_start(code, &live) {
-                live.extend(assigned.iter().filter(|n| !imported.contains_key(*n)));
+            let names = || assigned.iter().filter(|n| !imported.contains_key(*n));
+            if names().all(|n| live.get(n) == Some(&Start::Rule)) {
+                continue;
+            }
+            if let Some(made) = strongest_start(code, &live) {
+                for name in names() {
+                    if live.get(name).is_none_or(|&was| was < made) {
+                        live.insert(name, made);
+                        grew = true;
+                    }
+                }
             }
         }
-        if live.len() == before {
+        if !grew {
             break;
         }
     }
@@ -682,7 +700,7 @@ fn irrelevant_definitions<'p>(
     // Most tokens are none of these: a table by length and first byte
     // rules them out without a lookup.
     let mut notable = Signatures::default();
-    for name in rules::MODEL_WORK.iter().chain(rules::RAY_QUERIES).chain(table_methods()).chain(live.iter()).chain(imported.keys()) {
+    for name in rules::MODEL_WORK.iter().chain(rules::RAY_QUERIES).chain(table_methods()).chain(live.keys()).chain(imported.keys()) {
         notable.insert(name);
     }
     let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
@@ -746,7 +764,7 @@ fn irrelevant_definitions<'p>(
                         || (table_methods().contains(token) && is_method(piece, token));
                     // (Not through live names: here they only carry values,
                     // and a value needs one of the others to be worked on.)
-                    match start_in_function(piece, token, &none, &FxHashSet::default()) {
+                    match start_in_function(piece, token, &none, &FxHashMap::default()) {
                         Some(Start::Rule | Start::Light) => starts = true,
                         made => makes = makes.max(made),
                     }
@@ -784,7 +802,7 @@ fn irrelevant_definitions<'p>(
             // A parameter hides the module's name of the same spelling (read
             // once a live name turns up).
             let mut parameters: Option<Vec<&str>> = None;
-            let nothing_live = FxHashSet::default();
+            let nothing_live = FxHashMap::default();
             let (mut ranges, mut model_work, mut self_attributes, mut starts) = (false, false, false, false);
             // Values made (`np.zeros`, `pd.DataFrame`, `nx.Graph`) matter
             // where a rule reads them: the names the model and geometry rules
@@ -824,7 +842,7 @@ fn irrelevant_definitions<'p>(
                             reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
                         }
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
-                        let hidden = live.contains(token)
+                        let hidden = live.contains_key(token)
                             && parameters.get_or_insert_with(|| own_parameters(code[0])).contains(&token);
                         match start_in_function(part, token, &local, if hidden { &nothing_live } else { &live }) {
                             Some(Start::Rule) => starts = true,

@@ -492,3 +492,13 @@ fn a_comprehension_at_module_level_binds_nothing_live() {
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["work".to_string()]));
     assert!(!same_as_whole(text).is_empty());
 }
+
+/// A module-level name bound only to a value made (`np.linspace`) is read
+/// in a function as that value: without work that reads such a value, the
+/// function is left out; a name bound by heavier work keeps it.
+#[test]
+fn a_module_level_value_is_read_as_a_value() {
+    let text = "import numpy as np\n\nGRID = np.linspace(0.0, 1.0, 101)\nSPECTRUM = np.fft.fft(np.ones(1_000_000))\n\n\ndef scale(x):\n    return x * GRID[-1]\n\n\ndef peak():\n    return SPECTRUM.max()\n\n\ndef work(x):\n    return np.fft.fft(x)\n";
+    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["peak".to_string(), "work".to_string()]));
+    assert!(!same_as_whole(text).is_empty());
+}
