@@ -320,7 +320,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
         outline.definitions.iter().map(|d| !gpu_code && d.name.starts_with("test") && !d.fixture).collect();
     let mut irrelevant = vec![false; skipped.len()];
     let mut outside_quiet = false;
-    let mut unread = Vec::new();
+    let mut unread = Unreads { statements: Vec::new(), facts: 0 };
     if !gpu_code {
         if let Some((found, quiet, statements)) = irrelevant_definitions(text, &plain, &outline, &skipped, unread_out) {
             irrelevant = found;
@@ -358,7 +358,8 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
     }
     let classes = keep_class_bodies(text, &outline, &mut skipped);
     let skip = fewest_gaps(&outline, &mut skipped, &classes);
-    let (skip, left_out) = if unread.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread) };
+    let (skip, left_out) =
+        if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread) };
     // Irrelevant definitions parsed after all (to keep the parts few, or a
     // class body from emptying) need no walk: where they start.
     let unwalked: Vec<usize> =
@@ -514,7 +515,7 @@ fn irrelevant_definitions<'p>(
     outline: &gpulens_syntax::outline::Outline,
     tests: &[bool],
     unread_out: bool,
-) -> Option<(Vec<bool>, bool, Vec<Unread<'p>>)> {
+) -> Option<(Vec<bool>, bool, Unreads<'p>)> {
     let knowledge = Knowledge::get();
     // The code outside the functions, statement by statement, without its
     // comments and strings (f-strings kept).
@@ -523,9 +524,12 @@ fn irrelevant_definitions<'p>(
     // name (in the module, its classes, or blocks around them).
     let mut imported: FxHashMap<&str, Vec<String>> = FxHashMap::default();
     // (Read from the text: the blanked copy has no module names in quotes.)
-    let with_imports = outline.statements.iter().zip(&statements).filter(|(_, code)| code.contains("import"));
-    for (range, _) in with_imports {
+    // And the facts each statement's imports make (see [`import_facts`]).
+    let mut facts: Vec<u8> = vec![0; statements.len()];
+    let with_imports = outline.statements.iter().zip(&statements).zip(facts.iter_mut()).filter(|((_, code), _)| code.contains("import"));
+    for ((range, _), facts) in with_imports {
         let read = local_imports(&text[range.clone()], &mut |name, target| {
+            *facts |= import_facts(&target);
             if relevant_module(knowledge, &target) {
                 imported.entry(name).or_default().push(target);
             }
@@ -666,9 +670,8 @@ fn irrelevant_definitions<'p>(
         if !unread_out || *in_class || !margin || line.contains("gpulens") || code.contains([';', '@', '\\']) {
             continue;
         }
-        if let Some((binds, modules)) = import_bindings(code) {
-            let facts = modules.iter().fold(0, |f, m| f | import_facts(m));
-            unread.push(Unread { statement: i, binds, facts, reads: false });
+        if let Some(binds) = import_bindings(code) {
+            unread.push(Unread { statement: i, binds, facts: facts[i], reads: false });
             continue;
         }
         let (assigned, not_read) = &bound[i];
@@ -925,7 +928,21 @@ fn irrelevant_definitions<'p>(
         })
         .collect();
     let quiet = irrelevant.iter().zip(tests).all(|(i, t)| *i || *t) && outside_quiet();
-    Some((irrelevant, quiet, unread))
+    // The facts the module's other imports make.
+    let mut candidate = vec![false; statements.len()];
+    for u in &unread {
+        candidate[u.statement] = true;
+    }
+    let others = facts.iter().zip(&outline.in_class).zip(&candidate).filter(|((_, c), u)| !**c && !**u);
+    let facts = others.fold(0, |all, ((f, _), _)| all | f);
+    Some((irrelevant, quiet, Unreads { statements: unread, facts }))
+}
+
+/// The statements [`irrelevant_definitions`] finds that start nothing and
+/// only bind names, and the facts the module's other imports make.
+struct Unreads<'p> {
+    statements: Vec<Unread<'p>>,
+    facts: u8,
 }
 
 /// A statement at the module's margin that starts no rule and binds only
@@ -971,12 +988,11 @@ fn import_facts(module: &str) -> u8 {
 }
 
 /// The names an import statement (its code, comments and strings blanked)
-/// binds and the modules it names (relative ones left out), when it is a
-/// plain one: `import a.b as c, d`, `from m import (x as y, z)`. `None` for
-/// anything else (a star import, a statement that is no import).
-fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
+/// binds, when it is a plain one: `import a.b as c, d`, `from m import (x
+/// as y, z)`. `None` for anything else (a star import, a statement that is
+/// no import).
+fn import_bindings(code: &str) -> Option<Vec<&str>> {
     let code = code.trim();
-    let dotted = |s: &str| !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.bytes().all(name_byte));
     fn name(s: &str) -> bool {
         !s.is_empty() && s.bytes().all(name_byte) && !s.as_bytes()[0].is_ascii_digit()
     }
@@ -990,15 +1006,14 @@ fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
             _ => None,
         }
     }
-    let (mut binds, mut modules) = (Vec::new(), Vec::new());
+    let mut binds = Vec::new();
     if let Some(rest) = code.strip_prefix("import ") {
         for part in rest.split(',') {
             let (bound, target) = item(part, |t| t.split('.').next().unwrap_or(t))?;
-            if !dotted(target) {
+            if !is_dotted(target) {
                 return None;
             }
             binds.push(bound);
-            modules.push(target);
         }
     } else {
         let rest = code.strip_prefix("from ")?;
@@ -1006,11 +1021,8 @@ fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
         let module = module.trim();
         let relative = module.trim_start_matches('.');
         let dots_alone = relative.is_empty() && module.starts_with('.');
-        if !dots_alone && !dotted(relative) {
+        if !dots_alone && !is_dotted(relative) {
             return None;
-        }
-        if relative.len() == module.len() {
-            modules.push(module);
         }
         let names = names.trim();
         let names = match names.strip_prefix('(') {
@@ -1025,7 +1037,7 @@ fn import_bindings(code: &str) -> Option<(Vec<&str>, Vec<&str>)> {
             binds.push(bound);
         }
     }
-    Some((binds, modules))
+    Some(binds)
 }
 
 /// `skip` with the statements of `unread` whose names nothing parsed reads
@@ -1037,8 +1049,9 @@ fn without_unread(
     plain: &str,
     outline: &gpulens_syntax::outline::Outline,
     skip: Vec<Range<usize>>,
-    unread: &[Unread<'_>],
+    unreads: &Unreads<'_>,
 ) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+    let unread = &unreads.statements;
     let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (k, u) in unread.iter().enumerate() {
         for name in &u.binds {
@@ -1071,16 +1084,7 @@ fn without_unread(
         }
     }
     // The facts the imports parsed make, and an import kept for each other.
-    let mut candidate = vec![false; outline.statements.len()];
-    for u in unread {
-        candidate[u.statement] = true;
-    }
-    let mut facts = 0;
-    for ((range, in_class), candidate) in outline.statements.iter().zip(&outline.in_class).zip(&candidate) {
-        if !*in_class && !*candidate && plain[range.clone()].contains("import") {
-            local_imports(&text[range.clone()], &mut |_, target| facts |= import_facts(&target));
-        }
-    }
+    let mut facts = unreads.facts;
     for (u, kept) in unread.iter().zip(kept.iter_mut()) {
         if *kept {
             facts |= u.facts;
