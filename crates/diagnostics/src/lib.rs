@@ -1467,6 +1467,11 @@ fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> b
         let end = if open { rest.find(')') } else { Some(rest.find(['\n', '\r', ';']).unwrap_or(rest.len())) };
         let Some(end) = end else { return false };
         let list = rest[..end].trim().trim_start_matches('(');
+        // Nothing after `import` on its line (a syntax error, which the
+        // parser may mend by reading the next line as the names).
+        if list.trim().is_empty() {
+            return false;
+        }
         let from = match head.strip_prefix("from ").map(str::trim) {
             Some(module) => match module {
                 m if m.starts_with('.') => continue,

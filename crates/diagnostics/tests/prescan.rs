@@ -502,3 +502,17 @@ fn a_module_level_value_is_read_as_a_value() {
     assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["peak".to_string(), "work".to_string()]));
     assert!(!same_as_whole(text).is_empty());
 }
+
+/// An `import` with nothing after it on its line is a syntax error the
+/// parser mends by reading the next line's names (found by the edits
+/// fuzzer): the pre-scan can't read it, and the whole text is parsed.
+#[test]
+fn an_import_cut_by_a_line_break_is_parsed_whole() {
+    let text = "import \r\ncupy as cp\na = cp.cuda.randmo.rand(8192, 4096)\nb = a @ a\n";
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("GTX 1080").unwrap();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+    assert!(!whole.is_empty());
+    assert_eq!(check_text(text, &settings, &gpu), whole);
+    assert_eq!(check_text_unfixed(text, &settings, &gpu), unfixed(&whole));
+}
