@@ -30,7 +30,7 @@
 //!
 //! The seeds in `fuzz/seeds/edits/` are written in this format.
 
-use gpulens_diagnostics::{check, check_incremental, check_reference, check_text, Cache, Finding, Settings};
+use gpulens_diagnostics::{check, check_incremental, check_reference, check_text, check_text_unfixed, Cache, Finding, Settings};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{parse, Change, Document, Position, PositionEncoding, Range, Tree};
 
@@ -188,6 +188,16 @@ fn verify(doc: &Document, model: &str, cache: &mut Cache, s: &Scenario, step: us
     let unforeseeable = gpulens_diagnostics::parses_nothing(&text) && broken_outside_definitions(&fresh);
     if !unforeseeable {
         assert_eq!(parsed_in_part, whole, "parsing only what matters changed the findings after notification {step}\ntext: {text:?}");
+        // Without fixes, it parses less (no statement only the fixes read,
+        // no comment they read) and finds the same but the fixes, where the
+        // text parses without an error. (FIXME: where it doesn't, error
+        // recovery at module level can read the rest otherwise once a
+        // statement is left out: `def power(x)X` after one, say.)
+        if !fresh.root_node().has_error() {
+            let unfixed = outside(check_text_unfixed(&text, &s.settings, &s.gpu));
+            let whole_unfixed: Vec<Finding> = whole.into_iter().map(|f| Finding { fix: None, ..f }).collect();
+            assert_eq!(unfixed, whole_unfixed, "parsing only what matters without fixes changed the findings after notification {step}\ntext: {text:?}");
+        }
     }
     for finding in &incremental {
         round_trip(doc, finding, &text);

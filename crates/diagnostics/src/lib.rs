@@ -357,19 +357,27 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
         return Some(Parse::Quiet);
     }
     let classes = keep_class_bodies(text, &outline, &mut skipped);
-    let skip = fewest_gaps(&outline, &mut skipped, &classes);
+    let skip = skipped_ranges(&outline, &skipped, &classes);
     let (skip, left_out) =
         if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread) };
-    // Irrelevant definitions parsed after all (to keep the parts few, or a
-    // class body from emptying) need no walk: where they start.
+    // Without fixes, runs of comment lines the tree can do without (only
+    // the fixes read comments, and suppressions are kept).
+    // (A run inside a skipped part joins it.)
+    let skip = if unread_out && !outline.comment_runs.is_empty() {
+        joined(skip.into_iter().chain(outline.comment_runs.iter().cloned()).collect())
+    } else {
+        skip
+    };
+    // Irrelevant definitions parsed after all (to keep a class body from
+    // emptying) need no walk: where they start.
     let unwalked: Vec<usize> =
         outline.definitions.iter().zip(skipped.iter().zip(&irrelevant)).filter(|(_, (s, i))| !**s && **i).map(|(d, _)| d.header_start).collect();
     if skip.is_empty() {
         return None;
     }
-    // (Not reusing the tree of the code outside the functions: tree-sitter
-    // parsing again with other included ranges can give another tree than
-    // a fresh parse, and findings then differ.)
+    // (Not reusing the tree of the code outside the functions: parsing
+    // again with other parts left out can give another tree than a fresh
+    // parse, and findings then differ.)
     let tree = gpulens_syntax::outline::parse_excluding(text, &skip);
     let root = tree.root_node();
     if root.has_error() {
@@ -395,6 +403,19 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
     // parts few: a name both defined and hidden is defined all the same.)
     let hidden = hidden.chain(classes.iter().map(|c| outline.classes[*c].name.clone()));
     strings_hold.then(|| Parse::Part(Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls, left_out }))
+}
+
+/// `ranges` sorted, those that overlap or touch joined.
+fn joined(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 /// A class body can't be empty. A class whose every statement would be
@@ -433,41 +454,6 @@ fn keep_class_bodies(text: &str, outline: &gpulens_syntax::outline::Outline, ski
 fn within_one(ranges: &[Range<usize>], r: &Range<usize>) -> bool {
     let i = ranges.partition_point(|s| s.start <= r.start);
     i > 0 && r.end <= ranges[i - 1].end
-}
-
-/// Most parts of the text to parse apart: tree-sitter looks a position up
-/// in its list of parts linearly, so many parts make parsing quadratic.
-const MAX_PARTS: usize = 64;
-
-/// [`skipped_ranges`], keeping only the [`MAX_PARTS`] longest runs of
-/// skipped text (adjacent skipped ranges make one run): the definitions of
-/// the other runs are parsed after all.
-fn fewest_gaps(outline: &gpulens_syntax::outline::Outline, skipped: &mut [bool], classes: &[usize]) -> Vec<Range<usize>> {
-    let skip = skipped_ranges(outline, skipped, classes);
-    let mut runs: Vec<Range<usize>> = Vec::new();
-    for r in &skip {
-        match runs.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => runs.push(r.clone()),
-        }
-    }
-    if runs.len() <= MAX_PARTS {
-        return skip;
-    }
-    let mut longest: Vec<Range<usize>> = runs.clone();
-    longest.sort_by_key(|r| std::cmp::Reverse(r.len()));
-    longest.truncate(MAX_PARTS);
-    longest.sort_by_key(|r| r.start);
-    let kept_run = |r: &Range<usize>| {
-        let i = longest.partition_point(|l| l.end < r.end);
-        longest.get(i).is_some_and(|l| l.start <= r.start && r.end <= l.end)
-    };
-    for (d, s) in outline.definitions.iter().zip(skipped.iter_mut()) {
-        if *s && !kept_run(&d.range) {
-            *s = false;
-        }
-    }
-    skip.into_iter().filter(|r| kept_run(r)).collect()
 }
 
 /// The skipped definitions and classes (indices in `outline.classes`) and
@@ -1042,8 +1028,8 @@ fn import_bindings(code: &str) -> Option<Vec<&str>> {
 
 /// `skip` with the statements of `unread` whose names nothing parsed reads
 /// (the code outside `skip` and them, and the statements kept for it),
-/// keeping an import of each fact the module's imports make, and within
-/// [`MAX_PARTS`] runs of skipped text; and the statements left out.
+/// keeping an import of each fact the module's imports make; and the
+/// statements left out.
 fn without_unread(
     text: &str,
     plain: &str,
@@ -1093,11 +1079,9 @@ fn without_unread(
             facts |= u.facts;
         }
     }
-    // Merged with `skip`, each with the blank lines after it; runs of
-    // these statements alone (no definition) go, shortest first, beyond
-    // the most parts tree-sitter reads well.
+    // Merged with `skip`, each with the blank lines after it.
     let bytes = text.as_bytes();
-    let mut pieces: Vec<(Range<usize>, bool)> = skip.into_iter().map(|r| (r, true)).collect();
+    let mut pieces: Vec<Range<usize>> = skip;
     for (r, _) in ranges.iter().zip(&kept).filter(|(_, k)| !**k) {
         let mut end = r.end;
         while let Some(line) = memchr::memchr(b'\n', &bytes[end..]) {
@@ -1106,29 +1090,9 @@ fn without_unread(
             }
             end += line + 1;
         }
-        pieces.push((r.start..end, false));
+        pieces.push(r.start..end);
     }
-    pieces.sort_by_key(|(r, _)| r.start);
-    let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
-    for (r, original) in pieces {
-        match runs.last_mut() {
-            Some((last, o)) if r.start <= last.end => {
-                last.end = last.end.max(r.end);
-                *o |= original;
-            }
-            _ => runs.push((r, original)),
-        }
-    }
-    if runs.len() > MAX_PARTS {
-        let mut own: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].1).collect();
-        own.sort_by_key(|&i| runs[i].0.len());
-        let mut drop = vec![false; runs.len()];
-        for i in own.into_iter().take(runs.len() - MAX_PARTS) {
-            drop[i] = true;
-        }
-        runs = runs.into_iter().zip(drop).filter(|(_, d)| !d).map(|(r, _)| r).collect();
-    }
-    let skip: Vec<Range<usize>> = runs.into_iter().map(|(r, _)| r).collect();
+    let skip = joined(pieces);
     let left_out = ranges.into_iter().zip(kept).filter(|(r, k)| !k && within_one(&skip, r)).map(|(r, _)| r).collect();
     (skip, left_out)
 }

@@ -33,6 +33,16 @@ fn same_as_whole(text: &str) -> Vec<gpulens_diagnostics::Finding> {
     whole
 }
 
+/// The findings of a whole parse of `text` for `gpu`, once `check_text`
+/// and `check_text_unfixed` are seen to find the same (fixes aside).
+fn same_both_ways(text: &str, gpu: &GpuProfile) -> Vec<gpulens_diagnostics::Finding> {
+    let settings = Settings::default();
+    let whole = check(text, &gpulens_syntax::parse(text), &settings, gpu);
+    assert_eq!(check_text(text, &settings, gpu), whole, "{text}");
+    assert_eq!(check_text_unfixed(text, &settings, gpu), unfixed(&whole), "{text}");
+    whole
+}
+
 /// The files whose two results differ.
 /// `findings` without their fixes.
 fn unfixed(findings: &[gpulens_diagnostics::Finding]) -> Vec<gpulens_diagnostics::Finding> {
@@ -473,13 +483,10 @@ fn module_statements_nothing_reads_are_not_parsed() {
             &[],
         ),
     ];
-    let settings = Settings::default();
     let gpu = GpuProfile::target("H200").unwrap();
     for (text, left_out) in cases {
-        let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
+        let whole = same_both_ways(text, &gpu);
         assert!(!whole.is_empty(), "no finding: the case tests nothing\n{text}");
-        assert_eq!(check_text(text, &settings, &gpu), whole, "{text}");
-        assert_eq!(check_text_unfixed(text, &settings, &gpu), unfixed(&whole), "{text}");
         assert_eq!(gpulens_diagnostics::statements_left_out(text), left_out, "{text}");
     }
 }
@@ -509,10 +516,15 @@ fn a_module_level_value_is_read_as_a_value() {
 #[test]
 fn an_import_cut_by_a_line_break_is_parsed_whole() {
     let text = "import \r\ncupy as cp\na = cp.cuda.randmo.rand(8192, 4096)\nb = a @ a\n";
-    let settings = Settings::default();
-    let gpu = GpuProfile::target("GTX 1080").unwrap();
-    let whole = check(text, &gpulens_syntax::parse(text), &settings, &gpu);
-    assert!(!whole.is_empty());
-    assert_eq!(check_text(text, &settings, &gpu), whole);
-    assert_eq!(check_text_unfixed(text, &settings, &gpu), unfixed(&whole));
+    assert!(!same_both_ways(text, &GpuProfile::target("GTX 1080").unwrap()).is_empty());
+}
+
+/// A NUL byte inside a string: tree-sitter reads it as the text's end, and
+/// its error recovery then depends on what else it reads, so leaving the
+/// statement holding it out (without fixes) changed the findings. Found by
+/// the edits fuzzer; such a text is parsed whole.
+#[test]
+fn a_nul_byte_in_a_string_means_a_whole_parse() {
+    let text = "import numpy as np\nlabel = 'NNNN�NNNNNNNNNNNNNNNNNNNNNN�����ߑ�.s\0\0\0\0\0ort(npy NNNNNNJNNNNNNNNNNNNNVNNNNNNN@\0\u{1}\u{c}😀'\nx = np.sort(np.random.rand(100))\ny as np\nlabel = '😀😀'\nx = np.sort(np.random.rand(100))\nnp.fft.fft(x)\n";
+    assert!(!same_both_ways(text, &GpuProfile::target("H200").unwrap()).is_empty());
 }

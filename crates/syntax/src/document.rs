@@ -23,22 +23,12 @@ fn new_parser() -> Parser {
 
 /// Parses `text` from scratch. Never fails: syntax errors become `ERROR` nodes.
 pub fn parse(text: &str) -> Tree {
-    PARSER.with_borrow_mut(|p| p.parse(text, None)).expect("parsing without a timeout always yields a tree")
+    parse_bytes(text.as_bytes())
 }
 
-/// Parses only `ranges` of `text` (see [`crate::outline::parse_excluding`]).
-pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Tree {
-    PARSER.with_borrow_mut(|p| {
-        // Ranges the parser rejects (never the case for ordered, disjoint
-        // ones) mean parsing everything.
-        let limited = p.set_included_ranges(ranges).is_ok();
-        let tree = p.parse(text, None);
-        if limited {
-            p.set_included_ranges(&[]).expect("the whole document is a valid range");
-        }
-        tree
-    })
-    .expect("parsing without a timeout always yields a tree")
+/// [`parse`] of bytes (a text cut in pieces: see [`crate::outline::parse_excluding`]).
+pub(crate) fn parse_bytes(text: &[u8]) -> Tree {
+    PARSER.with_borrow_mut(|p| p.parse(text, None)).expect("parsing without a timeout always yields a tree")
 }
 
 /// One change from an editor: replace `range` with `text`, or the whole

@@ -65,6 +65,10 @@ pub struct Outline {
     /// For each of `statements`: it sits in a class body (its names are the
     /// class's, which the class's methods don't see).
     pub in_class: Vec<bool>,
+    /// Runs of comment-only lines (blank lines between them included, line
+    /// breaks too) that a parse can leave out with no node but their
+    /// comments changing: see [`LogicalLines::comments`].
+    pub comment_runs: Vec<Range<usize>>,
 }
 
 /// How long a triple-quoted string must be for its inside to be listed.
@@ -75,7 +79,7 @@ pub const LONG_STRING: usize = 200;
 /// unbalanced bracket, a NUL byte): then nothing should be skipped.
 pub fn outline(text: &str) -> Option<Outline> {
     let lines = logical_lines(text)?;
-    let mut out = Outline { long_strings: lines.1, ..Outline::default() };
+    let mut out = Outline { long_strings: lines.long_strings, comment_runs: lines.comments, ..Outline::default() };
     // Open blocks: (indent of the header line, what it is).
     #[derive(Clone, Copy, PartialEq)]
     enum Block {
@@ -91,7 +95,7 @@ pub fn outline(text: &str) -> Option<Outline> {
     // tree-sitter can still read without an error, as it guesses, with a
     // block ending where these blocks don't.
     let mut levels: Vec<usize> = vec![0];
-    for line in &lines.0 {
+    for line in &lines.lines {
         let top = *levels.last().expect("level 0 stays");
         if line.indent > top {
             levels.push(line.indent);
@@ -193,8 +197,15 @@ pub fn outline(text: &str) -> Option<Outline> {
 }
 
 /// Parses `text` without the byte ranges in `skip` (sorted, disjoint, each
-/// on character boundaries): the parser reads the text as if they were not
-/// there, and every node keeps its position in the whole of `text`.
+/// on character boundaries, and each either starting at a line's start or
+/// indentation, or the inside of a string just after its opening quotes):
+/// the parser reads the text as if they were not there, and every node
+/// keeps its position in the whole of `text`.
+///
+/// The kept parts are parsed as one text, then the gaps put back into the
+/// tree as edits that move what follows them. (Not tree-sitter's included
+/// ranges: the lexer looks for its range from the first one at every
+/// token it starts, a cost that grows with the gaps.)
 pub fn parse_excluding(text: &str, skip: &[Range<usize>]) -> Tree {
     if skip.is_empty() {
         return crate::parse(text);
@@ -208,28 +219,61 @@ pub fn parse_excluding(text: &str, skip: &[Range<usize>]) -> Tree {
         let line_start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
         Point { row, column: offset - line_start }
     };
-    let mut ranges = Vec::with_capacity(skip.len() + 1);
+    let mut condensed = Vec::with_capacity(text.len() - skip.iter().map(|s| s.len()).sum::<usize>() + skip.len());
+    let mut gaps: Vec<Gap> = Vec::with_capacity(skip.len());
     let mut at = 0;
-    for s in skip {
-        if s.start > at {
-            ranges.push(tree_sitter::Range {
-                start_byte: at,
-                end_byte: s.start,
-                start_point: point(at),
-                end_point: point(s.start),
-            });
+    for s in skip.iter().filter(|s| s.end > s.start) {
+        if s.start < at {
+            // (Overlapping the last: joined to it.)
+            let last = gaps.last_mut().expect("only a gap can have moved `at`");
+            if s.end > last.end {
+                last.end = s.end;
+                last.end_point = point(s.end);
+                at = s.end;
+            }
+            continue;
         }
-        at = at.max(s.end);
+        condensed.extend_from_slice(&bytes[at..s.start]);
+        // A string's inside is kept as one byte of content, replaced by the
+        // whole of it below: put back as an insertion just after the
+        // opening quotes, it would widen them instead.
+        let inside = s.start > 0 && matches!(bytes[s.start - 1], b'"' | b'\'');
+        if inside {
+            condensed.push(b'x');
+        }
+        let start_point = point(s.start);
+        gaps.push(Gap { start: s.start, start_point, end: s.end, end_point: point(s.end), inside });
+        at = s.end;
     }
-    if at < text.len() || ranges.is_empty() {
-        ranges.push(tree_sitter::Range {
-            start_byte: at,
-            end_byte: text.len(),
-            start_point: point(at),
-            end_point: point(text.len()),
+    condensed.extend_from_slice(&bytes[at..]);
+    let mut tree = crate::document::parse_bytes(&condensed);
+    // (In order: every gap before the one put back is back already.)
+    for gap in gaps {
+        let old_end = if gap.inside {
+            (gap.start + 1, Point { row: gap.start_point.row, column: gap.start_point.column + 1 })
+        } else {
+            (gap.start, gap.start_point)
+        };
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: gap.start,
+            old_end_byte: old_end.0,
+            new_end_byte: gap.end,
+            start_position: gap.start_point,
+            old_end_position: old_end.1,
+            new_end_position: gap.end_point,
         });
     }
-    crate::document::parse_ranges(text, &ranges)
+    tree
+}
+
+/// A part of the text [`parse_excluding`] leaves out.
+struct Gap {
+    start: usize,
+    start_point: Point,
+    end: usize,
+    end_point: Point,
+    /// The inside of a string.
+    inside: bool,
 }
 
 /// How a logical line begins.
@@ -257,17 +301,45 @@ struct LogicalLine {
     compound: bool,
 }
 
+/// What [`logical_lines`] reads.
+struct LogicalLines {
+    lines: Vec<LogicalLine>,
+    /// The insides of long plain triple-quoted strings.
+    long_strings: Vec<Range<usize>>,
+    /// Runs of comment-only lines between two logical lines (from the
+    /// first's start to past the last's line break) whose every comment is
+    /// indented no deeper than the line after the run, none mentioning
+    /// `gpulens`. Left out of a parse, such a run changes no node but its
+    /// comments: tree-sitter-python puts a comment at a block's end inside
+    /// the block when it is indented as deep as the block (widening it),
+    /// but these are never deeper than what follows them, so every block
+    /// closing after them closes before them too. (Not the runs before the
+    /// first logical line or after the last, which widen the module.)
+    comments: Vec<Range<usize>>,
+}
+
 /// Splits `text` into logical lines (skipping blank and comment-only lines)
 /// and lists the insides of long plain triple-quoted strings.
-fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
+fn logical_lines(text: &str) -> Option<LogicalLines> {
     let b = text.as_bytes();
     // Old Mac line ends (a `\r` alone) end lines wherever they stand, in
     // comments too, where this scan reads only `\n`: leave them to the parser.
     if memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n')) {
         return None;
     }
+    // tree-sitter reads a NUL byte as the end of the text wherever it
+    // stands, a string's inside too, and what its error recovery then makes
+    // of the rest depends on what else it reads (what was left out, say).
+    // CPython rejects the byte anywhere.
+    if memchr::memchr(0, b).is_some() {
+        return None;
+    }
     let mut lines = Vec::new();
     let mut long = Vec::new();
+    let mut comments = Vec::new();
+    // The comment-only lines since the last logical line: where the first
+    // starts, where the last ends, the deepest indentation.
+    let mut run: Option<(usize, usize, usize)> = None;
     let mut i = 0;
     while i < b.len() {
         // A new logical line: measure indentation.
@@ -298,10 +370,23 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
                 continue;
             }
             b'#' => {
-                i = line_end(b, i);
+                let end = line_end(b, i);
+                let past = (end + 1).min(b.len());
+                run = Some(match run {
+                    Some((first, _, deepest)) => (first, past, deepest.max(indent)),
+                    None => (start, past, indent),
+                });
+                i = end;
                 continue;
             }
             _ => {}
+        }
+        if let Some((first, past, deepest)) = run.take() {
+            // (One search of the run for a suppression: the run is only
+            // comments and blank lines.)
+            if !lines.is_empty() && deepest <= indent && memchr::memmem::find(&b[first..past], b"gpulens").is_none() {
+                comments.push(first..past);
+            }
         }
         let first_at = i;
         let mut depth: i32 = 0;
@@ -322,7 +407,6 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
                 continue;
             }
             match c {
-                0 => return None,
                 b'#' => {
                     i = line_end(b, i);
                     continue;
@@ -381,7 +465,7 @@ fn logical_lines(text: &str) -> Option<(Vec<LogicalLine>, Vec<Range<usize>>)> {
             compound,
         });
     }
-    Some((lines, long))
+    Some(LogicalLines { lines, long_strings: long, comments })
 }
 
 /// How [`logical_lines`] reads a byte: one that only means a line doesn't
@@ -531,7 +615,7 @@ fn scan_replacement(b: &[u8], mut j: usize, long: &mut Vec<Range<usize>>) -> Opt
                 }
                 depth -= 1;
             }
-            b'\\' | 0 => return None,
+            b'\\' => return None,
             _ => {}
         }
         j += 1;
@@ -646,6 +730,7 @@ mod tests {
         assert!(outline("x = 'open\n").is_none());
         assert!(outline("x = (1\n").is_none());
         assert!(outline("x = 1)\n").is_none());
+        assert!(outline("x = 'a\0b'\n").is_none(), "a NUL byte inside a string too");
         // A dedent to no open level: Python rejects it, tree-sitter guesses.
         assert!(outline("def f(x):\n for i in x:\n    y = i\n  return x\n").is_none());
     }
@@ -661,6 +746,60 @@ mod tests {
         let kinds: Vec<(&str, usize)> =
             (0..root.named_child_count() as u32).map(|i| root.named_child(i).unwrap()).map(|n| (n.kind(), n.start_byte())).collect();
         assert_eq!(kinds, [("import_statement", 0), ("function_definition", text.find("def b").unwrap())]);
+    }
+
+    /// Every node's kind and place (bytes and points), in order.
+    fn places(tree: &Tree) -> Vec<(String, Range<usize>, Point, Point)> {
+        let mut out = Vec::new();
+        let mut cursor = tree.walk();
+        loop {
+            let n = cursor.node();
+            out.push((n.kind().to_string(), n.byte_range(), n.start_position(), n.end_position()));
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_gaps_put_back_leave_every_other_node_where_a_whole_parse_does() {
+        let doc = format!("\"\"\"{}\n    Returns y.\n    \"\"\"", "Sums x, in many words. ".repeat(12));
+        let text = format!(
+            "import numpy as np\n\n\ndef a(x):\n    return np.sort(x)\n\n\nclass K:\n    def b(self, y):  # é\n        {doc}\n        z = np.fft.fft(y); return z\n\n    def c(self):\n        pass\n\nw = a([3, 1])\n"
+        );
+        let o = outline(&text).unwrap();
+        assert_eq!(o.long_strings.len(), 1);
+        // The function `a` and the docstring's inside.
+        let skip = vec![o.definitions[0].range.clone(), o.long_strings[0].clone()];
+        let tree = parse_excluding(&text, &skip);
+        assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
+        // (The docstring's inside stands as one piece of content: what a
+        // whole parse has there too.)
+        let outside = |r: &Range<usize>| r.end <= skip[0].start || r.start >= skip[0].end;
+        let whole: Vec<_> = places(&crate::parse(&text)).into_iter().filter(|p| outside(&p.1)).collect();
+        let part: Vec<_> = places(&tree).into_iter().filter(|p| outside(&p.1)).collect();
+        assert_eq!(part, whole);
+        assert!(part.iter().any(|p| p.0 == "string_content" && p.1 == skip[1]));
+    }
+
+    #[test]
+    fn comment_runs_are_those_no_block_depends_on() {
+        let text = "# before everything\nimport numpy as np\n# between statements\n\n# still the same run\nx = 1\n\n\ndef f(a):\n    # above the loop\n    for i in a:\n        y = i\n        # as deep as the loop's body, which it would widen\n    return y\n# at the margin\ndef g():\n    pass\n    # gpulens: ignore[CUPY001]\n    pass\n# after everything\n";
+        let o = outline(text).unwrap();
+        let runs: Vec<&str> = o.comment_runs.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(runs, ["# between statements\n\n# still the same run\n", "    # above the loop\n", "# at the margin\n"]);
+        // Left out, they change no node but their comments.
+        let without_comments = |tree: &Tree| places(tree).into_iter().filter(|p| p.0 != "comment").collect::<Vec<_>>();
+        assert_eq!(without_comments(&parse_excluding(text, &o.comment_runs)), without_comments(&crate::parse(text)));
+        // The deeper one would not: the loop would end before it.
+        let deeper = text.find("        # as deep").unwrap();
+        let with_it = [o.comment_runs[1].clone(), deeper..text.find("    return").unwrap()];
+        assert_ne!(without_comments(&parse_excluding(text, &with_it)), without_comments(&crate::parse(text)));
     }
 
     proptest::proptest! {
