@@ -656,12 +656,20 @@ fn irrelevant_definitions<'p>(
         if !unread_out || *in_class || !margin || line.contains("gpulens") || code.contains([';', '@', '\\']) {
             continue;
         }
+        // (A whole simple statement only: a block's header, or an
+        // assignment that starts with a keyword, is a compound statement or
+        // part of a syntax error, and leaving it out changes how the lines
+        // after it parse.)
+        if code.trim_end().ends_with(':') {
+            continue;
+        }
         if let Some(binds) = import_bindings(code) {
             unread.push(Unread { statement: i, binds, facts: facts[i], reads: false });
             continue;
         }
         let (assigned, not_read) = &bound[i];
-        if assigned.is_empty() || !not_read.is_empty() {
+        let first = code.trim_start().split(|c: char| !(c == '_' || c.is_alphanumeric())).next().unwrap_or("");
+        if assigned.is_empty() || !not_read.is_empty() || HARD_KEYWORDS.contains(&first) {
             continue;
         }
         let mut starts = false;

@@ -528,3 +528,26 @@ fn a_nul_byte_in_a_string_means_a_whole_parse() {
     let text = "import numpy as np\nlabel = 'NNNN�NNNNNNNNNNNNNNNNNNNNNN�����ߑ�.s\0\0\0\0\0ort(npy NNNNNNJNNNNNNNNNNNNNVNNNNNNN@\0\u{1}\u{c}😀'\nx = np.sort(np.random.rand(100))\ny as np\nlabel = '😀😀'\nx = np.sort(np.random.rand(100))\nnp.fft.fft(x)\n";
     assert!(!same_both_ways(text, &GpuProfile::target("H200").unwrap()).is_empty());
 }
+
+/// A definition header that lost its colon (`def power(x)X`): the outline
+/// took it for a one-line definition, and with it left out the indented
+/// line after it parsed without an error, as module code. Python rejects
+/// both lines (an unexpected indent); the outline now gives up on such a
+/// text, which is parsed whole. Found by the edits fuzzer from a fresh
+/// clone.
+#[test]
+fn a_module_level_syntax_error_finds_the_same_both_ways() {
+    let text = "import numpy as np\n\nsignal = np.random.rand(10_000_000)\n\ndef power(x)X\n   s(np.fft.fft(x)) ** 2\n";
+    same_both_ways(text, &GpuProfile::target("H200").unwrap());
+}
+
+/// A block's header mangled into something like an assignment (`from i =
+/// …:`): left out as a statement nothing reads, it took the block's header
+/// away, and the indented line after it parsed as module code. A statement
+/// left out is a whole simple one: no header, no keyword first. Found by
+/// the edits fuzzer.
+#[test]
+fn a_mangled_header_is_not_left_out() {
+    let text = "import numpy as np\nfrom i = cuda.grid pd.re:\n    return np.abs(np.fft.fft(x)) ** 1\n";
+    same_both_ways(text, &GpuProfile::target("RTX 4090").unwrap());
+}

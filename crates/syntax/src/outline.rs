@@ -95,8 +95,17 @@ pub fn outline(text: &str) -> Option<Outline> {
     // tree-sitter can still read without an error, as it guesses, with a
     // block ending where these blocks don't.
     let mut levels: Vec<usize> = vec![0];
+    // Whether the line before ends in `:`: the next one must indent, and
+    // only such a one may (Python's "unexpected indent" and "expected an
+    // indented block"). Tree-sitter reads some such lines without an
+    // error, but not as it would with the lines around them left out.
+    let mut opened = false;
     for line in &lines.lines {
         let top = *levels.last().expect("level 0 stays");
+        if (line.indent > top) != opened {
+            return None;
+        }
+        opened = line.opens_block;
         if line.indent > top {
             levels.push(line.indent);
         } else if line.indent < top {
@@ -185,6 +194,9 @@ pub fn outline(text: &str) -> Option<Outline> {
             }
         }
         decorators = None;
+    }
+    if opened {
+        return None;
     }
     while let Some((_, block)) = blocks.pop() {
         match block {
@@ -733,6 +745,15 @@ mod tests {
         assert!(outline("x = 'a\0b'\n").is_none(), "a NUL byte inside a string too");
         // A dedent to no open level: Python rejects it, tree-sitter guesses.
         assert!(outline("def f(x):\n for i in x:\n    y = i\n  return x\n").is_none());
+        // An indent after a line that opens no block, and none after one
+        // that does (a header cut short or lost its colon: `def f(x)X`).
+        assert!(outline("def f(x)X\n    return x\n").is_none());
+        assert!(outline("x = 1\n    y = 2\n").is_none());
+        assert!(outline("    x = 1\n").is_none());
+        assert!(outline("if x:\ny = 2\n").is_none());
+        assert!(outline("class A:\n").is_none());
+        // A colon inside brackets or a comment after it changes nothing.
+        assert!(outline("y = x[1:]\nif x:  # why\n    pass\n").is_some());
     }
 
     #[test]
