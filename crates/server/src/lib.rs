@@ -36,8 +36,14 @@ pub const COMMAND_GPU_PROFILE: &str = "gpulens.gpuProfile";
 
 /// How long an edit's handler waits for the analysis of a large file's new
 /// text before publishing the previous findings moved with the edit (the
-/// analysis's own result follows when it is in).
-const EDIT_BUDGET: Duration = Duration::from_millis(5);
+/// analysis's own result follows when it is in). Most edits of a large file
+/// are analysed within it (a re-analysed method, about 1 ms); those that
+/// take longer are mostly ones that break the syntax, where tree-sitter's
+/// error recovery can reshape the rest of a class (every later method
+/// analysed again, up to 15 ms for `DataFrame`), and the editor should not
+/// wait on that to see its diagnostics follow the edit. (The timer fires
+/// on tokio's millisecond ticks: up to 1 ms later.)
+const EDIT_BUDGET: Duration = Duration::from_millis(2);
 
 /// Files from this size on have a budget. A smaller file's analysis takes a
 /// few ms at worst, and its first diagnostics after an edit are always its
@@ -69,17 +75,21 @@ fn linger(queued: u64) {
     }
 }
 
-/// The threads analyses run on: two (a newer edit's analysis starts while
-/// an older one notices it is stale), at a lower priority than the threads
-/// that read the client's messages and write the answers. On a machine
-/// with few cores a long analysis (a syntax error in a large file) then
-/// does not hold up the stand-in findings published for it, nor the next
-/// edit's notification.
+/// The threads analyses run on, at a lower priority than the threads that
+/// read the client's messages and write the answers: two (a newer edit's
+/// analysis reparses while an older one notices it is stale; two documents
+/// are analysed at once), but never every core. On two cores both analysis
+/// threads busy (a long analysis after an edit that broke the syntax, and
+/// the next one, or one lingering) held up the stand-in findings published
+/// for an edit and the reading of the next by several milliseconds, nice
+/// level or not: with one, the latency benchmark's p99 over ten seeds went
+/// from 3.8-7.7 ms to 3.8-4.7 ms (BENCHMARKS.md, session 22).
 fn analysis_pool() -> &'static rayon::ThreadPool {
     static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
+            .num_threads(cores.saturating_sub(1).clamp(1, 2))
             .thread_name(|i| format!("gpulens-analysis-{i}"))
             .start_handler(|_| lower_priority())
             .build()
