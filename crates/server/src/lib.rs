@@ -91,10 +91,31 @@ fn analysis_pool() -> &'static rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
             .num_threads(cores.saturating_sub(1).clamp(1, 2))
             .thread_name(|i| format!("gpulens-analysis-{i}"))
-            .start_handler(|_| lower_priority())
+            .start_handler(|_| {
+                lower_priority();
+                warm_up();
+            })
             .build()
             .expect("the analysis threads start")
     })
+}
+
+/// Analyses a small text on the calling thread, edit included, so that the
+/// first edit the user makes does not pay for what each thread does once
+/// (its parser, the first run through the analysis's code and tables).
+fn warm_up() {
+    let text = "import numpy as np\n\ndef f(x):\n    for i in range(100):\n        x = np.fft.fft(x) + i\n    return x\n";
+    let _ = guard("warming up", || {
+        let settings = gpulens_diagnostics::Settings::default();
+        let gpu = GpuProfile::none();
+        let mut doc = Document::new(text);
+        let mut cache = Cache::default();
+        check_incremental(&doc.text(), doc.tree(), &settings, &gpu, &mut cache);
+        let at = gpulens_syntax::Position { line: 4, character: 37 };
+        doc.edit(&[Change::replace(gpulens_syntax::Range { start: at, end: at }, "x")], PositionEncoding::Utf16);
+        doc.reparse(&mut |_| false);
+        check_incremental(&doc.text(), doc.tree(), &settings, &gpu, &mut cache)
+    });
 }
 
 /// Lowers the calling thread's scheduling priority (nice 5 on Linux; a
@@ -933,6 +954,9 @@ pub fn run() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    // The analysis threads start now, not at the first edit (a thread's
+    // start is a millisecond or more of that edit's wait in a VM).
+    analysis_pool();
     let shut_down = Arc::new(AtomicBool::new(false));
     runtime.block_on(async {
         let flag = shut_down.clone();
