@@ -617,6 +617,10 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        // The analysis threads start (and warm up) now, not at the first
+        // edit, where a thread's start is a millisecond or more of its wait
+        // in a VM; nor before `initialize` is answered, which they would slow.
+        analysis_pool();
         if self.state.watch_files.load(Ordering::Relaxed) {
             let client = self.client.clone();
             tokio::spawn(async move {
@@ -954,9 +958,6 @@ pub fn run() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    // The analysis threads start now, not at the first edit (a thread's
-    // start is a millisecond or more of that edit's wait in a VM).
-    analysis_pool();
     let shut_down = Arc::new(AtomicBool::new(false));
     runtime.block_on(async {
         let flag = shut_down.clone();
