@@ -1012,6 +1012,10 @@ fn import_bindings(code: &str) -> Option<Vec<&str>> {
     } else {
         let rest = code.strip_prefix("from ")?;
         let (module, names) = rest.split_once(" import")?;
+        // (`importuc` is no keyword: a syntax error, not an import.)
+        if !names.starts_with([' ', '\t', '(']) {
+            return None;
+        }
         let module = module.trim();
         let relative = module.trim_start_matches('.');
         let dots_alone = relative.is_empty() && module.starts_with('.');

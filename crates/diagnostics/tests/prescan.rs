@@ -551,3 +551,13 @@ fn a_mangled_header_is_not_left_out() {
     let text = "import numpy as np\nfrom i = cuda.grid pd.re:\n    return np.abs(np.fft.fft(x)) ** 1\n";
     same_both_ways(text, &GpuProfile::target("RTX 4090").unwrap());
 }
+
+/// `from numba importuc` read as `from numba import uc`: left out as an
+/// import nothing reads, it took the syntax error with it, and the rest
+/// parsed otherwise. `import` must be a word of its own. Found by the edits
+/// fuzzer.
+#[test]
+fn an_import_keyword_run_into_a_name_is_no_import() {
+    let text = "import numpy as np\nfrom numba importuc \n\nda@cuda.j5 * 2.0\n\ndef loop(a, out, n):\n    for i in range(n):\n        out[i] = a[i] + 2\n";
+    same_both_ways(text, &GpuProfile::target("RTX 4090").unwrap());
+}
