@@ -360,6 +360,9 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
     let skip = skipped_ranges(&outline, &skipped, &classes);
     let (skip, left_out) =
         if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread) };
+    if !assignments_parse(text, &left_out) {
+        return None;
+    }
     // Without fixes, runs of comment lines the tree can do without (only
     // the fixes read comments, and suppressions are kept).
     // (A run inside a skipped part joins it.)
@@ -403,6 +406,22 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
     // parts few: a name both defined and hidden is defined all the same.)
     let hidden = hidden.chain(classes.iter().map(|c| outline.classes[*c].name.clone()));
     strings_hold.then(|| Parse::Part(Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls, left_out }))
+}
+
+/// Whether the assignments among the statements `left_out` parse without
+/// an error. One with a syntax error (`limit = 1 +`) would take the error
+/// out of the parse, and the rest can parse otherwise than around it. (The
+/// imports left out need no parse: `import_bindings` reads only plain ones.)
+fn assignments_parse(text: &str, left_out: &[Range<usize>]) -> bool {
+    let mut assignments = String::new();
+    for r in left_out {
+        let statement = &text[r.clone()];
+        if !(statement.starts_with("import ") || statement.starts_with("from ")) {
+            assignments.push_str(statement.trim_end());
+            assignments.push('\n');
+        }
+    }
+    assignments.is_empty() || !gpulens_syntax::parse(&assignments).root_node().has_error()
 }
 
 /// `ranges` sorted, those that overlap or touch joined.

@@ -561,3 +561,17 @@ fn an_import_keyword_run_into_a_name_is_no_import() {
     let text = "import numpy as np\nfrom numba importuc \n\nda@cuda.j5 * 2.0\n\ndef loop(a, out, n):\n    for i in range(n):\n        out[i] = a[i] + 2\n";
     same_both_ways(text, &GpuProfile::target("RTX 4090").unwrap());
 }
+
+/// An assignment with a syntax error (`limit = 1 +`) read as one nothing
+/// reads: left out, it took the error with it, and the next line parsed
+/// otherwise. The assignments left out must parse without an error.
+#[test]
+fn a_broken_assignment_is_not_left_out() {
+    for text in [
+        "import numpy as np\nlimit = 1 +\nx = np.fft.fft(np.random.rand(1000000))\n",
+        "import numpy as np\nlimit = 1 2\nx = np.fft.fft(np.random.rand(1000000))\nfor i in range(3):\n    print(i)\n",
+        "import numpy as np\nlimit = 1 2\n\ndef loop(a, out, n):\n    for i in range(n):\n        out[i] = a[i] + 2\n",
+    ] {
+        same_both_ways(text, &GpuProfile::target("RTX 4090").unwrap());
+    }
+}
