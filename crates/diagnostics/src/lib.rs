@@ -359,10 +359,7 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
     let classes = keep_class_bodies(text, &outline, &mut skipped);
     let skip = skipped_ranges(&outline, &skipped, &classes);
     let (skip, left_out) =
-        if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread) };
-    if !assignments_parse(text, &left_out) {
-        return None;
-    }
+        if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread)? };
     // Without fixes, runs of comment lines the tree can do without (only
     // the fixes read comments, and suppressions are kept).
     // (A run inside a skipped part joins it.)
@@ -406,22 +403,6 @@ fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bo
     // parts few: a name both defined and hidden is defined all the same.)
     let hidden = hidden.chain(classes.iter().map(|c| outline.classes[*c].name.clone()));
     strings_hold.then(|| Parse::Part(Parsed { tree, hidden: hidden.collect(), unwalked, left_out_calls, left_out }))
-}
-
-/// Whether the assignments among the statements `left_out` parse without
-/// an error. One with a syntax error (`limit = 1 +`) would take the error
-/// out of the parse, and the rest can parse otherwise than around it. (The
-/// imports left out need no parse: `import_bindings` reads only plain ones.)
-fn assignments_parse(text: &str, left_out: &[Range<usize>]) -> bool {
-    let mut assignments = String::new();
-    for r in left_out {
-        let statement = &text[r.clone()];
-        if !(statement.starts_with("import ") || statement.starts_with("from ")) {
-            assignments.push_str(statement.trim_end());
-            assignments.push('\n');
-        }
-    }
-    assignments.is_empty() || !gpulens_syntax::parse(&assignments).root_node().has_error()
 }
 
 /// `ranges` sorted, those that overlap or touch joined.
@@ -679,7 +660,7 @@ fn irrelevant_definitions<'p>(
         // assignment that starts with a keyword, is a compound statement or
         // part of a syntax error, and leaving it out changes how the lines
         // after it parse.)
-        if code.trim_end().ends_with(':') {
+        if outline.opens_block[i] {
             continue;
         }
         if let Some(binds) = import_bindings(code) {
@@ -687,7 +668,8 @@ fn irrelevant_definitions<'p>(
             continue;
         }
         let (assigned, not_read) = &bound[i];
-        let first = code.trim_start().split(|c: char| !(c == '_' || c.is_alphanumeric())).next().unwrap_or("");
+        let code_start = code.trim_start();
+        let first = &code_start[..code_start.bytes().position(|b| !name_byte(b)).unwrap_or(code_start.len())];
         if assigned.is_empty() || !not_read.is_empty() || HARD_KEYWORDS.contains(&first) {
             continue;
         }
@@ -1060,14 +1042,17 @@ fn import_bindings(code: &str) -> Option<Vec<&str>> {
 /// `skip` with the statements of `unread` whose names nothing parsed reads
 /// (the code outside `skip` and them, and the statements kept for it),
 /// keeping an import of each fact the module's imports make; and the
-/// statements left out.
+/// statements left out. `None` when an assignment left out has a syntax
+/// error (`limit = 1 +`): it would take the error out of the parse, and the
+/// rest can parse otherwise than around it. (The imports need no parse:
+/// `import_bindings` reads only plain ones.)
 fn without_unread(
     text: &str,
     plain: &str,
     outline: &gpulens_syntax::outline::Outline,
     skip: Vec<Range<usize>>,
     unreads: &Unreads<'_>,
-) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+) -> Option<(Vec<Range<usize>>, Vec<Range<usize>>)> {
     let unread = &unreads.statements;
     let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (k, u) in unread.iter().enumerate() {
@@ -1110,6 +1095,15 @@ fn without_unread(
             facts |= u.facts;
         }
     }
+    // The assignments left out, parsed together once.
+    let mut assignments = String::new();
+    for ((r, u), _) in ranges.iter().zip(unread).zip(&kept).filter(|((_, u), k)| u.reads && !**k) {
+        assignments.push_str(text[r.clone()].trim_end());
+        assignments.push('\n');
+    }
+    if !assignments.is_empty() && gpulens_syntax::parse(&assignments).root_node().has_error() {
+        return None;
+    }
     // Merged with `skip`, each with the blank lines after it.
     let bytes = text.as_bytes();
     let mut pieces: Vec<Range<usize>> = skip;
@@ -1125,7 +1119,7 @@ fn without_unread(
     }
     let skip = joined(pieces);
     let left_out = ranges.into_iter().zip(kept).filter(|(r, k)| !k && within_one(&skip, r)).map(|(r, _)| r).collect();
-    (skip, left_out)
+    Some((skip, left_out))
 }
 
 /// Whether the rules read only the value a call of `api` makes (an array's,

@@ -65,6 +65,9 @@ pub struct Outline {
     /// For each of `statements`: it sits in a class body (its names are the
     /// class's, which the class's methods don't see).
     pub in_class: Vec<bool>,
+    /// For each of `statements`: it ends in `:` outside brackets, strings
+    /// and comments (a block's header).
+    pub opens_block: Vec<bool>,
     /// Runs of comment-only lines (blank lines between them included, line
     /// breaks too) that a parse can leave out with no node but their
     /// comments changing: see [`LogicalLines::comments`].
@@ -130,6 +133,7 @@ pub fn outline(text: &str) -> Option<Outline> {
         if outside && line.first != First::Decorator && !(line.first == First::Def && container && line.compound) {
             out.statements.push(line.start..line.end);
             out.in_class.push(blocks.iter().any(|(_, b)| matches!(b, Block::Class(..))));
+            out.opens_block.push(line.opens_block);
         }
         if let Some(&(_, Block::Class(_, class))) = blocks.last() {
             // A decorator and what it decorates are one statement.
@@ -235,16 +239,7 @@ pub fn parse_excluding(text: &str, skip: &[Range<usize>]) -> Tree {
     let mut gaps: Vec<Gap> = Vec::with_capacity(skip.len());
     let mut at = 0;
     for s in skip.iter().filter(|s| s.end > s.start) {
-        if s.start < at {
-            // (Overlapping the last: joined to it.)
-            let last = gaps.last_mut().expect("only a gap can have moved `at`");
-            if s.end > last.end {
-                last.end = s.end;
-                last.end_point = point(s.end);
-                at = s.end;
-            }
-            continue;
-        }
+        debug_assert!(s.start >= at, "the ranges to skip are sorted and disjoint");
         condensed.extend_from_slice(&bytes[at..s.start]);
         // A string's inside is kept as one byte of content, replaced by the
         // whole of it below: put back as an insertion just after the
