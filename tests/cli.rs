@@ -256,6 +256,13 @@ fn rules_and_explain() {
     assert_eq!(explain.status.code(), Some(0));
     let text = stdout(&explain);
     assert!(text.contains("## Why") && text.contains("positive=True") && text.contains("uv add cuml-cu12"), "{text}");
+    // When and against what the library's facts were checked.
+    assert!(text.contains("## Checked\nThe status and install facts above were last checked on 20"), "{text}");
+    assert!(text.contains("- cuml-cu12 >=26.10: requires scikit-learn>=1.6 (its package metadata)"), "{text}");
+    // A kernel rule says which package it writes for, and when the older one is still right.
+    let numba = stdout(&gpulens(&["explain", "NUMBA001"], &dir));
+    assert!(numba.contains("from numba_cuda_mlir import cuda") && numba.contains("uv add \"numba-cuda-mlir[cu12]\""), "{numba}");
+    assert!(numba.contains("Older package: numba-cuda (maintenance)") && numba.contains("compute capability below 7.0"), "{numba}");
     let unknown = gpulens(&["explain", "NOPE001"], &dir);
     assert_eq!(unknown.status.code(), Some(2));
 }

@@ -215,9 +215,10 @@ fn explain(code: &str) -> ExitCode {
     };
     let lib = Knowledge::get().library(rule.library).expect("rules name known libraries");
     let indent = |s: &str| s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     println!(
         "{} ({}) — {}\n\nLibrary: {} — {}\nDefault severity: {}\n\n## What it finds\n{}\n\n## Why\n{}\n\n## Example\n{}\n\n## Use instead\n{}\n\n\
-         Install: {}\n",
+         ## Install\n{}",
         rule.code,
         rule.name,
         rule.summary,
@@ -228,10 +229,30 @@ fn explain(code: &str) -> ExitCode {
         rule.why,
         indent(rule.example),
         indent(rule.use_instead),
-        lib.install.cu13.as_ref().map_or(lib.install.cu12.clone(), |cu13| format!(
-            "{} (CUDA 12) or {} (CUDA 13)",
-            lib.install.cu12, cu13
-        )),
+        lib.install_for(None, None).phrase().replace('`', ""),
     );
+    if let Some(note) = &lib.install_note {
+        println!("{}", words(note));
+    }
+    if let Some(successor) = &lib.successor {
+        println!("\nStatus: {}. {}", lib.status.as_str(), words(successor));
+    }
+    if let Some(legacy) = &lib.legacy {
+        println!(
+            "\nOlder package: {} ({}): {} Install: {}.",
+            legacy.name,
+            legacy.status.as_str(),
+            words(&legacy.when),
+            legacy.install_for(None, None).phrase().replace('`', "")
+        );
+    }
+    println!("\n## Checked\nThe status and install facts above were last checked on {}, against:", lib.checked);
+    for source in &lib.sources {
+        println!("- {source}");
+    }
+    for r in &lib.requires {
+        println!("- {} {}: requires {} (its package metadata)", r.package, r.release, r.needs);
+    }
+    println!();
     ExitCode::SUCCESS
 }

@@ -967,7 +967,7 @@ fn import_facts(module: &str) -> u8 {
     if rules::loops::ARRAY_MODULES.contains(&top) {
         facts |= 1;
     }
-    if matches!(top, "numba" | "warp") {
+    if matches!(top, "numba" | "numba_cuda_mlir" | "warp") {
         facts |= 2;
     }
     if top == "sklearn" {
@@ -1097,7 +1097,7 @@ fn without_unread(
     }
     // The assignments left out, parsed together once.
     let mut assignments = String::new();
-    for ((r, u), _) in ranges.iter().zip(unread).zip(&kept).filter(|((_, u), k)| u.reads && !**k) {
+    for ((r, _), _) in ranges.iter().zip(unread).zip(&kept).filter(|((_, u), k)| u.reads && !**k) {
         assignments.push_str(text[r.clone()].trim_end());
         assignments.push('\n');
     }
@@ -2934,7 +2934,7 @@ fn names_searcher<'a>(names: impl IntoIterator<Item = &'a str>) -> aho_corasick:
 
 /// Whether `text` names one of the GPU libraries anywhere (a byte scan).
 pub(crate) fn names_gpu_library(text: &str) -> bool {
-    // (One pass for the six names.)
+    // (One pass for all the names.)
     static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     NAMES.get_or_init(|| names_searcher(GPU_MODULES.iter().copied())).is_match(text)
 }
@@ -2988,7 +2988,7 @@ pub(crate) fn imports_gpu_library(text: &str) -> bool {
 }
 
 /// GPU libraries whose use the `GPU…` rules check.
-pub(crate) const GPU_MODULES: &[&str] = &["cupy", "numba", "warp", "cudf", "pylibraft", "cuspatial"];
+pub(crate) const GPU_MODULES: &[&str] = &["cupy", "numba", "numba_cuda_mlir", "warp", "cudf", "pylibraft", "cuspatial"];
 
 /// A finding is suppressed by `# gpulens: ignore[…]` on its first or last
 /// line, or on a line that continues either of them with a backslash.

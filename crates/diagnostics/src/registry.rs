@@ -71,12 +71,17 @@ pub static RULES: &[Rule] = &[
                elements at its own index, reads only what it may (neighbours of arrays it does not write), and \
                calls nothing but math: element-wise maps, 2-D image loops, stencils and reductions. Loops whose \
                iterations depend on each other, do I/O, or work on Python objects are left alone.",
-        why: "A Python loop runs one iteration at a time at interpreter speed. Numba compiles the body into a \
-              CUDA kernel in which thousands of GPU threads each take one index, so the whole range runs in \
-              parallel. Each thread must check that its index is inside the array, because the grid is rounded \
-              up to whole blocks.",
+        why: "A Python loop runs one iteration at a time at interpreter speed. Numba's CUDA target compiles the \
+              body into a kernel in which thousands of GPU threads each take one index, so the whole range runs \
+              in parallel. Each thread must check that its index is inside the array, because the grid is \
+              rounded up to whole blocks. New kernels are written for Numba-CUDA-MLIR (`from numba_cuda_mlir \
+              import cuda`): NVIDIA put numba-cuda (`from numba import cuda`) in maintenance mode and develops \
+              the same `@cuda.jit` programming model there. gpulens writes numba-cuda instead where \
+              Numba-CUDA-MLIR cannot run the kernel: a GPU below compute capability 7.0, a CUDA ufunc, or a \
+              file whose kernels already import numba-cuda (the new one stays beside them; moving the file is \
+              that one import changed). Numba-CUDA-MLIR needs Python 3.11 or newer.",
         example: "for i in range(len(x)):\n    out[i] = math.sin(x[i]) * math.exp(-x[i])",
-        use_instead: "from numba import cuda\n\n@cuda.jit\ndef kernel(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        \
+        use_instead: "from numba_cuda_mlir import cuda\n\n@cuda.jit\ndef kernel(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        \
                       out[i] = math.sin(x[i]) * math.exp(-x[i])\n\nd_x = cuda.to_device(x)\n\
                       d_out = cuda.device_array_like(d_x)\nkernel[(x.size + 255) // 256, 256](d_x, d_out)\nout = d_out.copy_to_host()",
     },
@@ -140,6 +145,25 @@ pub static RULES: &[Rule] = &[
               `map`, `groupby`) — that alone is often 100x faster in pandas, and cuDF then runs it on the GPU.",
         example: "total = 0.0\nfor _, row in orders.iterrows():\n    total += row[\"price\"] * row[\"qty\"]",
         use_instead: "total = (orders[\"price\"] * orders[\"qty\"]).sum()",
+    },
+    Rule {
+        code: "CUDF004",
+        name: "cudf-pandas-cpu-fallback",
+        library: "cudf",
+        severity: Severity::Info,
+        summary: "pandas call that cudf.pandas runs on the CPU: an argument or method cuDF does not implement",
+        what: "A pandas call that cuDF otherwise runs on the GPU, made with an argument, or followed by a method, \
+               that cuDF's own implementation rejects: `.rolling(w).median()`, `.shift(freq=...)`, \
+               `.ewm(span, min_periods=k)` with k other than 0, `.groupby(key, observed=False)`, \
+               `pd.read_csv(..., chunksize=...)`, and the other conditions recorded in knowledge/api/pandas.toml.",
+        why: "cudf.pandas tries every call in cuDF first and, when cuDF raises (NotImplementedError, or a \
+              TypeError for an argument its signature lacks), runs the call in pandas on the CPU, copying the \
+              data back from the GPU. The program still works, but this step gets no speedup and pays for the \
+              copies. Where the argument is not essential (a different window statistic, `observed=True`, a \
+              plain `pd.read_csv` of the whole file), changing it keeps the step on the GPU.",
+        example: "prices = pd.read_parquet(\"prices.parquet\")\nsmooth = prices.rolling(20).median()",
+        use_instead: "prices = pd.read_parquet(\"prices.parquet\")\n# cuDF runs mean (and sum, min, max, var, std, count) over a window:\n\
+                      smooth = prices.rolling(20).mean()",
     },
     Rule {
         code: "CUML001",
@@ -279,9 +303,9 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Hint,
         summary: "Numba CPU-compiled function that could be a CUDA kernel",
         what: "`numba.njit`/`numba.jit` called with `parallel=True` (typically `@njit(parallel=True)` over a `prange` loop): a loop declared data-parallel, which could run on the GPU instead.",
-        why: "A loop already compiled for the CPU with Numba is a good candidate for `@cuda.jit`: the body translates almost as is, with the loop index replaced by `cuda.grid(1)` and a bounds check. It pays off when the iterations are independent and number in the hundreds of thousands or more.",
+        why: "A loop already compiled for the CPU with Numba is a good candidate for `@cuda.jit`: the body translates almost as is, with the loop index replaced by `cuda.grid(1)` and a bounds check. It pays off when the iterations are independent and number in the hundreds of thousands or more. The kernel is written for Numba-CUDA-MLIR (NVIDIA's successor to numba-cuda, which is in maintenance mode), or for numba-cuda on a GPU below compute capability 7.0, for a CUDA ufunc (`@vectorize`/`@guvectorize` with `target=\"cuda\"`, which Numba-CUDA-MLIR does not support yet) and in a file that already imports numba-cuda.",
         example: "@njit(parallel=True)\ndef scale(x, out):\n    for i in prange(x.size):\n        out[i] = 2.0 * x[i]",
-        use_instead: "@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i]",
+        use_instead: "from numba_cuda_mlir import cuda\n\n@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i]",
     },
     Rule {
         code: "GPU001",

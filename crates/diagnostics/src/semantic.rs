@@ -872,11 +872,11 @@ impl<'t> Module<'t> {
                 // `import a.b` binds `a` to the package `a`.
                 let full = self.text_of(child);
                 let first = full.split('.').next().unwrap_or(full).trim();
-                self.add_import(scope.clone(), first, first.to_string());
+                self.add_import(scope.clone(), first, canonical_module(first.to_string()));
             } else if kind == g.aliased_import {
                 // `import a.b as c` binds `c` to `a.b`.
                 if let (Some(name), Some(alias)) = (child.child_by_field_id(g.f_name.get()), child.child_by_field_id(g.f_alias.get())) {
-                    self.add_import(scope.clone(), self.text_of(alias), dotted(self.text_of(name)));
+                    self.add_import(scope.clone(), self.text_of(alias), canonical_module(dotted(self.text_of(name))));
                 }
             }
         }
@@ -888,7 +888,7 @@ impl<'t> Module<'t> {
         if module.kind_id() != g.dotted_name {
             return; // relative imports name the user's own code
         }
-        let module = dotted(self.text_of(module));
+        let module = canonical_module(dotted(self.text_of(module)));
         let qualified = |name: &str| {
             let mut q = String::with_capacity(module.len() + 1 + name.len());
             q.push_str(&module);
@@ -1726,6 +1726,16 @@ pub(crate) fn is_reduction(cpu: &str) -> bool {
             | "argmax" | "count_nonzero" | "any" | "all" | "ptp" | "nansum" | "nanmean" | "nanstd" | "nanvar"
             | "nanmin" | "nanmax" | "nanmedian" | "trace" | "vdot" | "linalg.norm" | "linalg.det" | "linalg.matrix_rank"
     )
+}
+
+/// The name a module is known by to the rules: Numba-CUDA-MLIR's `cuda`
+/// compiles the same kernels through the same API as numba-cuda's
+/// (`numba_cuda_mlir.cuda.jit` is `numba.cuda.jit` to every check).
+fn canonical_module(path: String) -> String {
+    match path.strip_prefix("numba_cuda_mlir") {
+        Some(rest) if rest.is_empty() || rest.starts_with('.') => format!("numba{rest}"),
+        _ => path,
+    }
 }
 
 fn dotted(name: &str) -> String {

@@ -40,6 +40,47 @@ fn no_gpu_means_no_hardware_advice() {
     assert!(out.contains("(CUDA 12) or"), "both install lines when the CUDA version is unknown\n{out}");
 }
 
+/// The package a kernel is written for, and the install lines of Numba and
+/// Warp, follow the GPU and the driver: Numba-CUDA-MLIR from compute
+/// capability 7.0, numba-cuda below; Warp's CUDA 13 wheels (1.18 and later)
+/// only on a CUDA 13 driver and a Turing or newer GPU.
+#[test]
+fn kernel_packages_and_install_lines_follow_the_gpu_and_driver() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/profiles/kernels_and_warp.py")).unwrap();
+    let on = |target: &str, cuda_major: Option<u32>| {
+        let mut gpu = GpuProfile::target(target).unwrap();
+        gpu.cuda_major = cuda_major;
+        render(&text, &gpu)
+    };
+    let line = |out: &str, code: &str| out.lines().skip_while(|l| !l.contains(code)).nth(1).unwrap_or_default().to_string();
+
+    let h200_cu13 = on("H200", Some(13));
+    assert!(line(&h200_cu13, "NUMBA001").contains("Install: `uv add \"numba-cuda-mlir[cu13]\"`."), "{h200_cu13}");
+    assert!(line(&h200_cu13, "NUMBA001").contains("written for Numba-CUDA-MLIR"), "{h200_cu13}");
+    assert!(line(&h200_cu13, "WARP001").contains("Install: `uv add warp-lang`."), "{h200_cu13}");
+
+    let h200_cu12 = on("H200", Some(12));
+    assert!(line(&h200_cu12, "NUMBA001").contains("Install: `uv add \"numba-cuda-mlir[cu12]\"`."), "{h200_cu12}");
+    assert!(line(&h200_cu12, "WARP001").contains("Install: `uv add \"warp-lang<1.18\"`."), "{h200_cu12}");
+
+    // A CUDA 13 driver on a Volta GPU: CUDA 13 builds dropped Volta.
+    let v100_cu13 = on("V100", Some(13));
+    assert!(line(&v100_cu13, "NUMBA001").contains("Install: `uv add \"numba-cuda-mlir[cu12]\"`."), "{v100_cu13}");
+    assert!(line(&v100_cu13, "WARP001").contains("Install: `uv add \"warp-lang<1.18\"`."), "{v100_cu13}");
+
+    // Pascal: below what Numba-CUDA-MLIR supports, so numba-cuda; Warp's CUDA 12 pin.
+    let gtx1080 = on("GTX 1080", None);
+    let numba = line(&gtx1080, "NUMBA001");
+    assert!(numba.contains("written for numba-cuda (in maintenance mode)") && numba.contains("compute capability 6.1"), "{gtx1080}");
+    assert!(numba.contains("Install: `uv add \"numba-cuda[cu12]\"`."), "{gtx1080}");
+    assert!(!numba.contains("cannot run on"), "numba-cuda still runs on Pascal\n{gtx1080}");
+    assert!(line(&gtx1080, "WARP001").contains("Install: `uv add \"warp-lang<1.18\"`."), "{gtx1080}");
+
+    // Nothing known: both lines.
+    let none = render(&text, &GpuProfile::none());
+    assert!(line(&none, "WARP001").contains("`uv add \"warp-lang<1.18\"` (CUDA 12) or `uv add warp-lang` (CUDA 13)"), "{none}");
+}
+
 fn scale_findings(gpu: &GpuProfile) -> String {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/profiles/scale.py")).unwrap();
     render(&text, gpu)

@@ -97,10 +97,7 @@ impl GpuProfile {
 }
 
 /// "8.6" → (8, 6)
-pub fn parse_cc(cc: &str) -> Option<(u32, u32)> {
-    let (major, minor) = cc.split_once('.')?;
-    Some((major.trim().parse().ok()?, minor.trim().parse().ok()?))
-}
+pub use gpulens_knowledge::parse_cc;
 
 /// One attached device, as NVML reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

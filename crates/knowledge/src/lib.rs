@@ -80,6 +80,116 @@ pub struct Library {
     /// Minimum NVIDIA driver version (major), per CUDA major.
     pub min_driver: PerCuda<u32>,
     pub platforms: Option<String>,
+    /// The statement that imports it in generated code, where gpulens writes
+    /// one (`from numba_cuda_mlir import cuda`).
+    pub import_line: Option<String>,
+    /// When its status and install facts were last checked upstream (YYYY-MM-DD).
+    pub checked: String,
+    /// What they were checked against: repositories at a tag, docs pages,
+    /// package metadata, each with the fact it gave.
+    pub sources: Vec<String>,
+    /// PyPI holds only a placeholder for its package (the real one is on
+    /// another index); tests/knowledge/check_index.py holds this true.
+    #[serde(default)]
+    pub pypi_placeholder: bool,
+    /// Dependency facts the advice relies on, checked against package
+    /// metadata by tests/knowledge/check_index.py.
+    #[serde(default)]
+    pub requires: Vec<Requires>,
+    /// An older package for the same API, still the right one in some cases.
+    pub legacy: Option<Legacy>,
+}
+
+/// "Releases `release` of `package` depend on `needs`", as their metadata says.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requires {
+    pub package: String,
+    /// A version specifier selecting the releases (`>=26.8`).
+    pub release: String,
+    /// A requirement each of them declares (`pandas>=3.0.0`).
+    pub needs: String,
+}
+
+/// The package a library's API came from before its current one (numba-cuda
+/// before Numba-CUDA-MLIR), and when to use it still.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Legacy {
+    pub name: String,
+    pub status: Status,
+    pub import_line: Option<String>,
+    pub install: PerCuda<String>,
+    pub min_compute_capability: PerCuda<String>,
+    pub min_driver: PerCuda<u32>,
+    /// When it is still the right choice, and what state it is in.
+    pub when: String,
+}
+
+/// Which install line fits a machine: the CUDA major its driver runs and its
+/// GPU's compute capability, when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstallChoice<'k> {
+    /// One line fits.
+    One(&'k str),
+    /// Nothing is known to choose by: the CUDA 12 and CUDA 13 lines.
+    Both { cu12: &'k str, cu13: &'k str },
+}
+
+impl InstallChoice<'_> {
+    /// "`uv add x`", or "`uv add x` (CUDA 12) or `uv add y` (CUDA 13)", as messages say it.
+    pub fn phrase(&self) -> String {
+        match self {
+            InstallChoice::One(line) => format!("`{line}`"),
+            InstallChoice::Both { cu12, cu13 } => format!("`{cu12}` (CUDA 12) or `{cu13}` (CUDA 13)"),
+        }
+    }
+}
+
+impl Library {
+    /// The install line for a machine (see [`install_choice`]).
+    pub fn install_for(&self, cuda_major: Option<u32>, cc: Option<(u32, u32)>) -> InstallChoice<'_> {
+        install_choice(&self.install, &self.min_compute_capability, cuda_major, cc)
+    }
+
+    /// Every install line it shows anywhere: its own and its legacy package's.
+    pub fn install_lines(&self) -> impl Iterator<Item = &str> {
+        let own = std::iter::once(&self.install.cu12).chain(self.install.cu13.iter());
+        let legacy = self.legacy.iter().flat_map(|l| std::iter::once(&l.install.cu12).chain(l.install.cu13.iter()));
+        own.chain(legacy).map(String::as_str)
+    }
+}
+
+impl Legacy {
+    pub fn install_for(&self, cuda_major: Option<u32>, cc: Option<(u32, u32)>) -> InstallChoice<'_> {
+        install_choice(&self.install, &self.min_compute_capability, cuda_major, cc)
+    }
+}
+
+/// The CUDA 13 line where the driver runs CUDA 13 and the GPU meets the
+/// CUDA 13 build's minimum (CUDA 13 dropped GPUs older than Turing, so a
+/// CUDA 13 driver on such a GPU still needs the CUDA 12 build); the CUDA 12
+/// line on a CUDA 12 driver or where there is no CUDA 13 build; both when
+/// nothing is known.
+pub fn install_choice<'k>(
+    install: &'k PerCuda<String>,
+    min_cc: &PerCuda<String>,
+    cuda_major: Option<u32>,
+    cc: Option<(u32, u32)>,
+) -> InstallChoice<'k> {
+    let cu13_runs = min_cc.cu13.as_deref().and_then(parse_cc).zip(cc).is_none_or(|(min, cc)| cc >= min);
+    let cu13 = install.cu13.as_deref().filter(|_| cu13_runs);
+    match (cuda_major, cu13) {
+        (Some(13..), Some(cu13)) => InstallChoice::One(cu13),
+        (Some(_), _) | (None, None) => InstallChoice::One(&install.cu12),
+        (None, Some(cu13)) => InstallChoice::Both { cu12: &install.cu12, cu13 },
+    }
+}
+
+/// "7.5" → (7, 5).
+pub fn parse_cc(cc: &str) -> Option<(u32, u32)> {
+    let (major, minor) = cc.split_once('.')?;
+    Some((major.trim().parse().ok()?, minor.trim().parse().ok()?))
 }
 
 /// What a CPU API does to its data, which decides when a hint is right.
@@ -144,8 +254,10 @@ pub struct SizeSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fallback {
-    /// The keyword argument that decides it.
-    pub param: String,
+    /// The keyword argument that decides it. Left out when only the method
+    /// called on the result decides (`then`, `then_not_in`).
+    #[serde(default)]
+    pub param: Option<String>,
     /// Where the argument stands when it is passed positionally (0-based),
     /// for parameters usually given that way.
     #[serde(default)]
@@ -162,8 +274,43 @@ pub struct Fallback {
     /// Falls back when the argument is absent (the default value is the unsupported one).
     #[serde(default)]
     pub absent: bool,
+    /// Falls back when the argument is a Python function (a lambda, or the
+    /// name of a function defined or imported here): `SVC(kernel=my_kernel)`.
+    #[serde(default)]
+    pub callable: bool,
+    /// Falls back when the method called on the call's result is one of
+    /// these: `median` in `df.rolling(3).median()` (past any `[...]`
+    /// selection, as in `df.rolling(3)["x"].median()`). With `param`, both
+    /// must hold.
+    #[serde(default)]
+    pub then: Vec<String>,
+    /// Falls back when a method is called on the call's result and it is not
+    /// one of these (the only ones the GPU library implements there).
+    #[serde(default)]
+    pub then_not_in: Vec<String>,
     /// Why, in words for the user.
     pub reason: String,
+}
+
+impl Fallback {
+    /// What is wrong with how the condition is written, if anything: it
+    /// must name an argument with exactly one test of it, or a method on
+    /// the result, or both.
+    pub fn problem(&self) -> Option<&'static str> {
+        let tests = [!self.equals.is_empty(), !self.not_in.is_empty(), self.present, self.absent, self.callable];
+        let tests = tests.iter().filter(|t| **t).count();
+        let then = !self.then.is_empty() || !self.then_not_in.is_empty();
+        match (&self.param, tests) {
+            _ if !self.then.is_empty() && !self.then_not_in.is_empty() => Some("both then and then_not_in"),
+            (Some(_), 1) => None,
+            (Some(_), 0) => Some("param without equals, not_in, present, absent or callable"),
+            (Some(_), _) => Some("more than one of equals, not_in, present, absent and callable"),
+            (None, _) if self.position.is_some() => Some("position without param"),
+            (None, 0) if then => None,
+            (None, 0) => Some("neither param nor then/then_not_in"),
+            (None, _) => Some("equals, not_in, present, absent or callable without param"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -471,6 +618,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_fallback_states_one_condition() {
+        let k = Knowledge::load().unwrap();
+        for api in &k.apis {
+            for f in &api.fallbacks {
+                assert_eq!(f.problem(), None, "{}: fallback {:?}", api.cpu, f.reason);
+                assert!(!f.reason.trim().is_empty(), "{}: a fallback without a reason", api.cpu);
+            }
+        }
+    }
+
+    #[test]
+    fn fallback_on_the_method_called_on_the_result() {
+        let text = "library = \"cudf\"\nmodules = [\"pandas\"]\n[[api]]\ncpu = \"pandas.DataFrame.rolling\"\nkind = \"method\"\n\
+                    [[api.fallbacks]]\nthen = [\"median\"]\nreason = \"r\"\n\
+                    [[api.fallbacks]]\nparam = \"on\"\npresent = true\nthen_not_in = [\"sum\"]\nreason = \"r\"\n";
+        let file: ApiFile = toml::from_str(text).unwrap();
+        let [only_then, both] = &file.api[0].fallbacks[..] else { panic!("two fallbacks") };
+        assert_eq!((only_then.param.as_deref(), &only_then.then[..], only_then.problem()), (None, &["median".to_string()][..], None));
+        assert_eq!((both.param.as_deref(), &both.then_not_in[..], both.problem()), (Some("on"), &["sum".to_string()][..], None));
+        // Strict: a misspelt key is an error, not a condition silently ignored.
+        let misspelt = text.replace("then_not_in", "then_not");
+        assert!(toml::from_str::<ApiFile>(&misspelt).is_err());
+        // A condition must say what it tests.
+        for (bad, problem) in [
+            ("reason = \"r\"", "neither param nor then/then_not_in"),
+            ("param = \"on\"\nreason = \"r\"", "param without equals, not_in, present, absent or callable"),
+            ("present = true\nreason = \"r\"", "equals, not_in, present, absent or callable without param"),
+            ("callable = true\nreason = \"r\"", "equals, not_in, present, absent or callable without param"),
+            ("then = [\"a\"]\nthen_not_in = [\"b\"]\nreason = \"r\"", "both then and then_not_in"),
+            ("param = \"on\"\npresent = true\nabsent = true\nreason = \"r\"", "more than one of equals, not_in, present, absent and callable"),
+            ("param = \"on\"\ncallable = true\nequals = [\"x\"]\nreason = \"r\"", "more than one of equals, not_in, present, absent and callable"),
+        ] {
+            let text = format!("library = \"cudf\"\nmodules = [\"pandas\"]\n[[api]]\ncpu = \"x\"\nkind = \"method\"\n[[api.fallbacks]]\n{bad}\n");
+            let file: ApiFile = toml::from_str(&text).unwrap();
+            assert_eq!(file.api[0].fallbacks[0].problem(), Some(problem), "{bad}");
+        }
+    }
+
+    #[test]
     fn every_gpu_has_its_multiprocessor_count_and_h200_has_132() {
         let k = Knowledge::load().unwrap();
         for g in &k.gpus {
@@ -498,11 +684,49 @@ mod tests {
     fn install_lines_use_uv() {
         let k = Knowledge::get();
         for lib in &k.libraries {
-            for line in std::iter::once(&lib.install.cu12).chain(lib.install.cu13.iter()) {
+            for line in lib.install_lines() {
                 assert!(line.starts_with("uv add "), "{}: {line}", lib.id);
                 assert!(!line.contains("pip install"), "{}: {line}", lib.id);
             }
         }
+    }
+
+    #[test]
+    fn every_library_says_when_and_against_what_it_was_checked() {
+        for lib in &Knowledge::get().libraries {
+            let date: Vec<&str> = lib.checked.split('-').collect();
+            assert!(
+                date.len() == 3 && date.iter().zip([4, 2, 2]).all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit())),
+                "{}: checked = {:?} is not YYYY-MM-DD",
+                lib.id,
+                lib.checked
+            );
+            assert!(!lib.sources.is_empty(), "{} names no source for its facts", lib.id);
+            if let Some(legacy) = &lib.legacy {
+                assert!(legacy.install.cu12.starts_with("uv add "), "{}", lib.id);
+            }
+        }
+    }
+
+    /// The install line follows the driver's CUDA major and the GPU: Warp's
+    /// PyPI wheels are CUDA 13 builds from 1.18, which need compute
+    /// capability 7.5; older drivers and GPUs get the CUDA 12 pin.
+    #[test]
+    fn the_install_line_fits_the_driver_and_the_gpu() {
+        let warp = Knowledge::get().library("warp").unwrap();
+        let cu12 = "uv add \"warp-lang<1.18\"";
+        let cu13 = "uv add warp-lang";
+        assert_eq!(warp.install_for(Some(12), Some((9, 0))), InstallChoice::One(cu12));
+        assert_eq!(warp.install_for(Some(13), Some((9, 0))), InstallChoice::One(cu13));
+        // A CUDA 13 driver on a Volta GPU: CUDA 13 builds do not run there.
+        assert_eq!(warp.install_for(Some(13), Some((7, 0))), InstallChoice::One(cu12));
+        // A target GPU without a driver: both lines, unless the GPU rules CUDA 13 out.
+        assert_eq!(warp.install_for(None, Some((8, 9))), InstallChoice::Both { cu12, cu13 });
+        assert_eq!(warp.install_for(None, Some((6, 1))), InstallChoice::One(cu12));
+        assert_eq!(warp.install_for(None, None), InstallChoice::Both { cu12, cu13 });
+        // No CUDA 13 build at all: the CUDA 12 line everywhere.
+        let cuspatial = Knowledge::get().library("cuspatial").unwrap();
+        assert!(matches!(cuspatial.install_for(Some(13), Some((9, 0))), InstallChoice::One(l) if l.contains("cuspatial-cu12")));
     }
 
     #[test]
@@ -567,6 +791,8 @@ docs = "https://docs.cupy.dev"
 install = { cu12 = "uv add cupy-cuda12x" }
 min_compute_capability = { cu12 = "5.0" }
 min_driver = { cu12 = 525 }
+checked = "2026-12-05"
+sources = ["x"]
 "#;
         let api = "library = \"cupy\"\nmodules = [\"numpy\"]\n[[api]]\ncpu = \"numpy.sort\"\nkind = \"compute\"\n[[api]]\ncpu = \"numpy.sort\"\nkind = \"compute\"\n";
         let err = Knowledge::from_files([("libraries.toml", lib), ("api/numpy.toml", api)]).unwrap_err();

@@ -234,11 +234,11 @@ impl Converter {
                 range: Some(self.range(doc, &f.range)),
             });
         }
-        self.import_hover(doc, offset)
+        self.import_hover(doc, offset, gpu)
     }
 
     /// On `import numpy as np` and friends: which NVIDIA library covers the module, and how much of it.
-    fn import_hover(&self, doc: &Document, offset: usize) -> Option<Hover> {
+    fn import_hover(&self, doc: &Document, offset: usize, gpu: &GpuProfile) -> Option<Hover> {
         let source = doc.to_string();
         let modules = gpulens_syntax::queries::import_modules_at(doc.tree().root_node(), source.as_bytes(), offset);
         // The module under the cursor, else the statement's first.
@@ -257,7 +257,7 @@ impl Converter {
         for (lib, full, partial, fallback, missing) in coverage {
             let Some(library) = knowledge.library(lib) else { continue };
             md.push_str(&format!(
-                "- **{}** ({}): {} of gpulens' {} mapped `{module}` APIs run on the GPU ({} with differences){}{}. Install: `{}`. [docs]({})\n",
+                "- **{}** ({}): {} of gpulens' {} mapped `{module}` APIs run on the GPU ({} with differences){}{}. Install: {}. [docs]({})\n",
                 library.name,
                 library.status.as_str(),
                 full + partial,
@@ -265,7 +265,7 @@ impl Converter {
                 partial,
                 if fallback > 0 { format!(", {fallback} fall back to the CPU") } else { String::new() },
                 if missing > 0 { format!(", {missing} have no GPU version") } else { String::new() },
-                library.install.cu12,
+                library.install_for(gpu.cuda_major, gpu.compute_capability()).phrase(),
                 library.docs,
             ));
             if let Some(z) = &library.zero_code_change {

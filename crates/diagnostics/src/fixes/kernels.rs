@@ -66,7 +66,7 @@ pub(super) fn numba(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let (insert_at, function_name) = kernel_position(cx, outer)?;
     let mut draft = Draft::new(
         Applicability::Unsafe,
-        "Turn this loop into a CUDA kernel with Numba (`@cuda.jit`, one thread per index, a bounds check, \
+        "Turn this loop into a CUDA kernel (`@cuda.jit`, one thread per index, a bounds check, \
          256 threads per block; arrays copied to the GPU and written ones copied back)",
     );
     let math_alias = alias_of(module, "math", outer.start_byte()).map(str::to_string);
@@ -76,13 +76,16 @@ pub(super) fn numba(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     }
     let text = module.text;
     let nl = newline(text, outer.start_byte());
+    // The `cuda` module already imported here (numba-cuda's or Numba-CUDA-MLIR's:
+    // both read as numba.cuda), else the package the finding names.
+    let package = crate::rules::kernel_package(cx, false);
     let cuda = match alias_of(module, "numba.cuda", outer.start_byte()) {
         Some(a) => a.to_string(),
         None if !name_taken(module, "cuda", outer) => {
-            draft.module_line(Anchor::Imports, "from numba import cuda");
+            draft.module_line(Anchor::Imports, package.import_line);
             "cuda".to_string()
         }
-        None => module_path(cx, &mut draft, "numba.cuda", outer.start_byte()),
+        None => module_path(cx, &mut draft, &package.module(), outer.start_byte()),
     };
     if body.renames.iter().any(|(_, r)| r.starts_with("math.")) && math_alias.is_none() {
         draft.module_line(Anchor::Imports, "import math");

@@ -1,7 +1,8 @@
-//! CUDF001 (readers), CUDF002 (DataFrame work) and CUDF003 (row loops).
+//! CUDF001 (readers), CUDF002 (DataFrame work), CUDF003 (row loops) and
+//! CUDF004 (calls that cudf.pandas hands back to pandas on the CPU).
 
 use gpulens_syntax::NodeExt;
-use gpulens_knowledge::{ApiKind, ApiMapping, Library, Support};
+use gpulens_knowledge::{ApiKind, ApiMapping, Fallback, Library, Support};
 use super::{finding, install, is_small, library, loop_phrase, size_phrase, Call};
 use crate::semantic::{CallSite, Value};
 use crate::{Context, Finding};
@@ -13,6 +14,19 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     match api.kind {
         ApiKind::Read => {
             if bundled_file(call) || downloads(call.cx, call.site.node) {
+                return;
+            }
+            // A reader cuDF lacks, or arguments that keep the parse on the CPU.
+            let fallbacks = call.matched_fallbacks();
+            if !fallbacks.is_empty() || api.support == Support::Fallback {
+                out.push(call.finding(
+                    "CUDF001",
+                    format!(
+                        "`{}` parses the file on the CPU, and cuDF cannot parse it on the GPU as called here: {}",
+                        call.callee_text(),
+                        reasons(&fallbacks, api),
+                    ),
+                ));
                 return;
             }
             let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
@@ -30,8 +44,14 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         }
         ApiKind::Compute => {
             let value = call.cx.module.input_value(call.site.node, call.site.scope, 0);
-            if !call.is_small(value) && !reads_bundled_table(call.cx, call.site) {
+            if call.is_small(value) || reads_bundled_table(call.cx, call.site) {
+                return;
+            }
+            let fallbacks = call.matched_fallbacks();
+            if fallbacks.is_empty() {
                 out.push(op_finding(call.cx, call.site, call.callee_text(), api, lib, value));
+            } else {
+                out.push(cpu_finding(call.site, &callee_with_then(call.cx, call.site, call.callee_text(), &fallbacks), &fallbacks, api));
             }
         }
         _ => {}
@@ -60,8 +80,10 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     };
     let lib = library(cx, &api.library);
     let callee = format!(".{method}()");
-    let fallbacks: Vec<_> = api.fallbacks.iter().filter(|f| super::fallback_applies(cx, site.node, f)).collect();
-    if api.kind == ApiKind::RowLoop || !fallbacks.is_empty() {
+    let fallbacks: Vec<&Fallback> = api.fallbacks.iter().filter(|f| super::fallback_applies(cx, site.node, f)).collect();
+    // Python once per row: a row loop, or a row-wise apply cuDF may hand back to pandas.
+    let per_row = api.kind == ApiKind::RowLoop || (method == "apply" && !fallbacks.is_empty() && row_wise(cx, site));
+    if per_row {
         let why = fallbacks
             .iter()
             .map(|f| f.reason.as_str())
@@ -82,6 +104,12 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         return;
     }
     if api.kind != ApiKind::Method || api.support == Support::Missing || is_small(cx, value) || reads_bundled_table(cx, site) {
+        return;
+    }
+    // An argument, or the method called on the result, that cuDF lacks: under
+    // cudf.pandas this step runs in pandas on the CPU.
+    if !fallbacks.is_empty() || api.support == Support::Fallback {
+        out.push(cpu_finding(site, &callee_with_then(cx, site, &callee, &fallbacks), &fallbacks, api));
         return;
     }
     // A Python function per element or group, or groups handed to Python:
@@ -120,6 +148,45 @@ fn op_finding(
             install(cx, lib),
         ),
     )
+}
+
+/// A call cuDF would hand back to pandas: say so, and why.
+fn cpu_finding(site: &CallSite<'_>, callee: &str, fallbacks: &[&Fallback], api: &ApiMapping) -> Finding {
+    finding(
+        site.node,
+        "CUDF004",
+        format!(
+            "`{callee}` runs in pandas on the CPU even under cudf.pandas: {} Expect pandas speed for this step, plus \
+             copying the data between GPU and CPU memory.",
+            reasons(fallbacks, api),
+        ),
+    )
+}
+
+/// The reasons of the fallbacks met, or the entry's note when the call
+/// always falls back.
+fn reasons(fallbacks: &[&Fallback], api: &ApiMapping) -> String {
+    if fallbacks.is_empty() {
+        return api.note.clone().unwrap_or_default();
+    }
+    fallbacks.iter().map(|f| f.reason.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+/// `.rolling().median()` when a fallback is about the method called on the
+/// result; the callee alone otherwise.
+fn callee_with_then(cx: &Context<'_, '_>, site: &CallSite<'_>, callee: &str, fallbacks: &[&Fallback]) -> String {
+    let then = fallbacks.iter().any(|f| !f.then.is_empty() || !f.then_not_in.is_empty());
+    match super::method_on_result(cx, site.node).filter(|_| then) {
+        Some(method) => format!("{callee}.{method}()"),
+        None => callee.to_string(),
+    }
+}
+
+/// The call passes `axis=1` (or `"columns"`): one Python call per row.
+fn row_wise(cx: &Context<'_, '_>, site: &CallSite<'_>) -> bool {
+    cx.module
+        .argument(site.node, "axis", 1)
+        .is_some_and(|a| matches!(cx.module.text_of(a), "1" | "\"columns\"" | "'columns'"))
 }
 
 fn zero_code_change(lib: &Library) -> String {

@@ -28,6 +28,24 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         }
     }
     let lib = call.library();
+    // A documented condition under which nx-cugraph declines the call (its
+    // `can_run` says no), so NetworkX runs it on the CPU: say what makes it
+    // run on the GPU instead of promising it does.
+    let fallbacks = call.matched_fallbacks();
+    if !fallbacks.is_empty() {
+        let reasons: Vec<&str> = fallbacks.iter().map(|f| f.reason.as_str()).collect();
+        out.push(call.finding(
+            "CUGRAPH001",
+            format!(
+                "`{}` ({}) runs on the CPU as written, even with the nx-cugraph backend enabled: {} Install: {}.",
+                call.callee_text(),
+                call.name,
+                reasons.join(" "),
+                install(call.cx, lib),
+            ),
+        ));
+        return;
+    }
     let zero = lib.zero_code_change.as_ref().map(|z| format!(" `{}`, or", z.script)).unwrap_or_default();
     out.push(call.finding(
         "CUGRAPH001",

@@ -100,13 +100,20 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         ),
     };
     let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    // A kernel is written for Numba-CUDA-MLIR or numba-cuda, as the machine and the kernel allow.
+    let (package, install_line) = if code == "NUMBA002" {
+        let ufunc = matches!(call.name.as_str(), "numba.vectorize" | "numba.guvectorize");
+        let package = super::kernel_package(call.cx, ufunc);
+        (package.why, package.install)
+    } else {
+        (String::new(), install(call.cx, lib))
+    };
     out.push(call.finding(
         code,
         format!(
-            "{why}{}{status}{note}{} Install: {}.",
+            "{why}{}{status}{note}{package}{} Install: {install_line}.",
             loop_phrase(call.site),
             if code == "KVIKIO001" { estimate_phrase(call.cx, "kvikio") } else { String::new() },
-            install(call.cx, lib)
         ),
     ));
 }

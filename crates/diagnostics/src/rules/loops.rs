@@ -48,7 +48,7 @@ pub(crate) fn allowed_call(callee: &str) -> bool {
 
 /// Libraries whose import means a module works with arrays: only then are
 /// its index loops candidates.
-pub(crate) const ARRAY_MODULES: &[&str] = &["numpy", "scipy", "cupy", "numba", "warp"];
+pub(crate) const ARRAY_MODULES: &[&str] = &["numpy", "scipy", "cupy", "numba", "numba_cuda_mlir", "warp"];
 
 #[derive(Default)]
 struct Shape<'t> {
@@ -230,7 +230,6 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             ));
             continue;
         }
-        let lib = library(cx, "numba");
         let dims = shape.vars.len().min(3);
         let kind = if !shape.reductions.is_empty() && writes_own.is_empty() {
             format!(
@@ -257,16 +256,17 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                  launched as `kernel[(n + 255) // 256, 256](...)` on device arrays (`cuda.to_device`)"
             )
         };
-        let status = lib.successor.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+        let package = super::kernel_package(cx, false);
         out.push(finding(
             site.node,
             "NUMBA001",
             format!(
                 "This Python loop runs its body once per index{size}, and the iterations are independent, so a GPU \
-                 kernel can run them in parallel. {kind} Write the body as a {launch}.{hot}{}{} Install: {}{status}.",
+                 kernel can run them in parallel. {kind} Write the body as a {launch}.{hot}{}{}{} Install: {}.",
                 scale_out_phrase(cx, "numba", elements.map(|n| n.saturating_mul(16))),
                 estimate_phrase(cx, "numba"),
-                install(cx, lib)
+                package.why,
+                package.install
             ),
         ));
     }

@@ -134,13 +134,26 @@ pub(crate) fn finding(node: Node<'_>, code: &'static str, message: String) -> Fi
 }
 
 pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -> bool {
+    if !fallback.then.is_empty() || !fallback.then_not_in.is_empty() {
+        let Some(method) = method_on_result(cx, call) else { return false };
+        if !fallback.then.is_empty() && !fallback.then.iter().any(|m| m == method) {
+            return false;
+        }
+        if fallback.then_not_in.iter().any(|m| m == method) {
+            return false;
+        }
+    }
+    let Some(param) = fallback.param.as_deref() else { return true };
     let value = match fallback.position {
-        Some(position) => cx.module.argument(call, &fallback.param, position),
-        None => cx.module.keyword(call, &fallback.param),
+        Some(position) => cx.module.argument(call, param, position),
+        None => cx.module.keyword(call, param),
     };
     let Some(value) = value else { return fallback.absent };
     if fallback.present {
         return true;
+    }
+    if fallback.callable {
+        return context::python_callable(cx, call, value);
     }
     let text: String = cx.module.text_of(value).split_whitespace().collect();
     if fallback.equals.iter().any(|e| *e == text) {
@@ -150,19 +163,104 @@ pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &
     !fallback.not_in.is_empty() && literal && !fallback.not_in.iter().any(|e| *e == text)
 }
 
+/// The method called on a call's result, past any `[...]` selection:
+/// `median` in `df.rolling(3).median()` and in `df.rolling(3)["x"].median()`.
+/// Nothing when the result is stored or passed on instead.
+pub(crate) fn method_on_result<'t>(cx: &Context<'_, 't>, call: Node<'_>) -> Option<&'t str> {
+    let mut current = call;
+    let mut parent = current.parent()?;
+    while parent.kind_name() == "subscript" && parent.field("value") == Some(current) {
+        current = parent;
+        parent = current.parent()?;
+    }
+    let method = parent.field("attribute").filter(|_| parent.kind_name() == "attribute" && parent.field("object") == Some(current))?;
+    let called = parent.parent().is_some_and(|c| c.kind_name() == "call" && c.field("function") == Some(parent));
+    called.then(|| cx.module.text_of(method))
+}
+
 /// The install command, for the CUDA major the GPU profile reports, or both.
 pub(crate) fn install(cx: &Context<'_, '_>, lib: &Library) -> String {
-    // CUDA 13 builds need a newer GPU than CUDA 12 builds (7.5 vs 7.0 for RAPIDS).
+    install_phrase(lib.install_for(cx.gpu.cuda_major, cx.gpu.compute_capability()))
+}
+
+/// "`uv add x`", or "`uv add x` (CUDA 12) or `uv add y` (CUDA 13)".
+pub(crate) fn install_phrase(choice: gpulens_knowledge::InstallChoice<'_>) -> String {
+    choice.phrase()
+}
+
+/// The package a new CUDA kernel is written for, and why.
+pub(crate) struct KernelPackage {
+    /// The import the kernel needs (`from numba_cuda_mlir import cuda`).
+    pub import_line: &'static str,
+    /// The install command(s), as [`install`] gives them.
+    pub install: String,
+    /// A sentence on the choice, starting with a space.
+    pub why: String,
+}
+
+impl KernelPackage {
+    /// The module the import line binds: `numba_cuda_mlir.cuda`.
+    pub fn module(&self) -> String {
+        let line = self.import_line.trim_start_matches("from ");
+        match line.split_once(" import ") {
+            Some((package, name)) => format!("{package}.{name}"),
+            None => line.trim_start_matches("import ").to_string(),
+        }
+    }
+}
+
+/// Numba-CUDA-MLIR, NVIDIA's current package for Numba's CUDA kernels,
+/// unless the kernel needs what only numba-cuda (in maintenance mode) has:
+/// a GPU older than Volta, CUDA ufuncs (`ufunc`), or a file whose kernels
+/// already import `numba.cuda` (a new kernel beside them uses the same
+/// package; moving the file over is one import line).
+pub(crate) fn kernel_package(cx: &Context<'_, '_>, ufunc: bool) -> KernelPackage {
+    let lib = library(cx, "numba");
+    let legacy = lib.legacy.as_ref().expect("knowledge names numba-cuda as the numba entry's legacy package");
     let cc = cx.gpu.compute_capability();
-    let cu13_runs = |min: &Option<String>| {
-        let min = min.as_deref().and_then(gpulens_gpu::parse_cc);
-        cc.zip(min).is_none_or(|(cc, min)| cc >= min)
+    let sites = cx.module.import_sites();
+    let imports = |prefix: &str| {
+        sites.iter().any(|(_, m)| m == prefix || m.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.')))
     };
-    let cu13 = lib.install.cu13.as_ref().filter(|_| cu13_runs(&lib.min_compute_capability.cu13));
-    match (cx.gpu.cuda_major, cu13) {
-        (Some(13..), Some(cu13)) => format!("`{cu13}`"),
-        (Some(_), _) | (None, None) => format!("`{}`", lib.install.cu12),
-        (None, Some(cu13)) => format!("`{}` (CUDA 12) or `{cu13}` (CUDA 13)", lib.install.cu12),
+    let current_min = gpulens_knowledge::parse_cc(&lib.min_compute_capability.cu12);
+    let reason = if imports("numba_cuda_mlir") {
+        None
+    } else if imports("numba.cuda") {
+        Some(format!(
+            "this file's kernels already use it (`{}`); moving the file to Numba-CUDA-MLIR is usually that one \
+             line changed to `{}`",
+            legacy.import_line.as_deref().unwrap_or_default(),
+            lib.import_line.as_deref().unwrap_or_default()
+        ))
+    } else if let Some((cc, min)) = cc.zip(current_min).filter(|(cc, min)| cc < min) {
+        Some(format!(
+            "{} has compute capability {}.{}, below the {}.{} that Numba-CUDA-MLIR needs",
+            cx.gpu.display_name(),
+            cc.0,
+            cc.1,
+            min.0,
+            min.1
+        ))
+    } else if ufunc {
+        Some("Numba-CUDA-MLIR does not support CUDA ufuncs yet".to_string())
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => KernelPackage {
+            import_line: legacy.import_line.as_deref().unwrap_or("from numba import cuda"),
+            install: install_phrase(legacy.install_for(cx.gpu.cuda_major, cc)),
+            why: format!(" It is written for {} (in maintenance mode): {reason}.", legacy.name),
+        },
+        None => KernelPackage {
+            import_line: lib.import_line.as_deref().unwrap_or("from numba_cuda_mlir import cuda"),
+            install: install(cx, lib),
+            why: format!(
+                " It is written for Numba-CUDA-MLIR (`{}`), NVIDIA's successor to {}, which is in maintenance mode.",
+                lib.import_line.as_deref().unwrap_or_default(),
+                legacy.name
+            ),
+        },
     }
 }
 
@@ -173,7 +271,15 @@ pub(crate) fn gate_by_compute_capability(cx: &Context<'_, '_>, findings: &mut [F
     let knowledge = cx.module.knowledge();
     for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
         let Some(lib) = knowledge.library(f.library) else { continue };
-        let Some(min) = gpulens_gpu::parse_cc(&lib.min_compute_capability.cu12) else { continue };
+        // The oldest GPU any of its packages runs on (numba-cuda runs where
+        // Numba-CUDA-MLIR does not).
+        let Some(min) = std::iter::once(&lib.min_compute_capability.cu12)
+            .chain(lib.legacy.iter().map(|l| &l.min_compute_capability.cu12))
+            .filter_map(|m| gpulens_gpu::parse_cc(m))
+            .min()
+        else {
+            continue;
+        };
         if cc < min {
             f.severity = crate::Severity::Info;
             f.message = format!(
