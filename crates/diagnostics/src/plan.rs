@@ -1,0 +1,993 @@
+//! The incremental plan and cache: which definitions an edit re-analyses,
+//! and what an earlier analysis found in the rest.
+
+use std::hash::{Hash, Hasher};
+
+use std::ops::Range;
+
+use gpulens_syntax::NodeExt;
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+
+use super::*;
+
+/// What an earlier analysis of a document found inside each function, so an
+/// edit re-analyses only the functions it touched. A function's findings
+/// depend on its own text, on the module-level names it mentions (imports of
+/// the libraries the rules know, module-level assignments, kernels), on which
+/// such libraries the module imports at all, and on the settings and GPU; the
+/// key of each cached entry covers exactly that.
+#[derive(Debug, Default)]
+pub struct Cache {
+    /// Function key → the fix key it was analysed under and its findings,
+    /// with ranges relative to its start.
+    units: FxHashMap<u64, (u64, Vec<Finding>)>,
+    /// The entries of the run before the last, so that undoing an edit (or
+    /// typing through a syntax error and out of it) finds them again.
+    previous: FxHashMap<u64, (u64, Vec<Finding>)>,
+    /// Which outside names each function's text mentions, by text hash.
+    scans: Scans,
+    /// Of the last run: (functions reused or skipped, functions in all).
+    pub last_reuse: (usize, usize),
+}
+
+impl Cache {
+    /// What is known about a function under `key`, if it can be reused for
+    /// `fix_key`: findings are only reused with fixes made in the same context.
+    fn reusable(&self, key: u64, fix_key: u64) -> Option<&Vec<Finding>> {
+        let (fixed_under, findings) = self.units.get(&key).or_else(|| self.previous.get(&key))?;
+        (findings.is_empty() || *fixed_under == fix_key).then_some(findings)
+    }
+}
+
+/// [`check`], reusing `cache` for functions whose key has not changed. The
+/// result is the same as `check`'s (a property test holds it to that).
+pub fn check_incremental(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, cache: &mut Cache) -> Vec<Finding> {
+    check_incremental_unless(text, tree, settings, gpu, cache, &|| false).expect("never cancelled")
+}
+
+/// [`check_incremental`], asking `cancel` between its stages and giving up
+/// (`None`) when it answers true: an editor's newer edit makes this
+/// analysis pointless. The cache stays usable either way.
+pub fn check_incremental_unless(
+    text: &str,
+    tree: &Tree,
+    settings: &Settings,
+    gpu: &GpuProfile,
+    cache: &mut Cache,
+    cancel: &dyn Fn() -> bool,
+) -> Option<Vec<Finding>> {
+    let knowledge = Knowledge::get();
+    if !might_have_findings(text) {
+        *cache = Cache::default();
+        return Some(Vec::new());
+    }
+    let mut plan = Plan::new(text, tree, knowledge, &mut cache.scans);
+    if cancel() {
+        return None;
+    }
+    let mut global = FxHasher::default();
+    {
+        // The settings and the GPU as they print, hashed as they are written
+        // (formatting them into a string first cost a growing allocation at
+        // every edit).
+        struct Hashing<'h>(&'h mut FxHasher);
+        impl std::fmt::Write for Hashing<'_> {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.0.write(s.as_bytes());
+                Ok(())
+            }
+        }
+        use std::fmt::Write as _;
+        let _ = write!(Hashing(&mut global), "{settings:?}{gpu:?}");
+    }
+    plan.global.hash(&mut global);
+    let global = global.finish();
+    for u in &mut plan.units {
+        u.key ^= global;
+        u.fix_key ^= global;
+    }
+    let skip: Vec<usize> = plan
+        .units
+        .iter()
+        .filter(|u| u.quiet || (u.gpu_import.is_none() && cache.reusable(u.key, u.fix_key).is_some()))
+        .map(|u| u.id)
+        .collect();
+    let skip = sorted(skip);
+    cache.last_reuse = (skip.len(), plan.units.len());
+    let walked;
+    let module = match &plan.outside {
+        Some(outside) if skip.len() == plan.units.len() => outside,
+        _ => {
+            walked = Module::new_skipping_unless(text, tree, knowledge, &skip, cancel)?;
+            &walked
+        }
+    };
+    if cancel() {
+        return None;
+    }
+    let mut findings = run_rules_unless(module, text, tree, settings, gpu, true, cancel);
+    if cancel() {
+        return None;
+    }
+    let mut fresh: FxHashMap<u64, (u64, Vec<Finding>)> = FxHashMap::with_capacity_and_hasher(plan.units.len(), Default::default());
+    let mut reused = Vec::new();
+    for unit in &plan.units {
+        let start = unit.range.start;
+        if unit.quiet {
+            continue;
+        }
+        let known = cache.reusable(unit.key, unit.fix_key).filter(|_| skip.binary_search(&unit.id).is_ok());
+        if let Some(known) = known {
+            reused.extend(known.iter().map(|f| shifted(f, start as isize)));
+            fresh.insert(unit.key, (unit.fix_key, known.clone()));
+        } else {
+            let inside: Vec<Finding> = findings
+                .iter()
+                .filter(|f| unit.range.contains(&f.range.start) && f.range.end <= unit.range.end)
+                .map(|f| shifted(f, -(start as isize)))
+                .collect();
+            fresh.insert(unit.key, (unit.fix_key, inside));
+        }
+    }
+    findings.extend(reused);
+    cache.previous = std::mem::replace(&mut cache.units, fresh);
+    // The hotness notes read the calls outside functions, which any walk has.
+    Some(finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), module, findings))
+}
+
+/// `findings` moved through `edits` (in order, each in the offsets the one
+/// before left): what lay wholly before or after an edit keeps its place
+/// in the new text; what an edit touched is dropped, and so is a fix with
+/// an edit it touched. A stand-in, cheap to make, while the edited text is
+/// analysed.
+pub fn shift_findings(findings: &[Finding], edits: &[gpulens_syntax::ByteEdit]) -> Vec<Finding> {
+    // None: the edit touched the range.
+    let moved = |r: &Range<usize>, e: &gpulens_syntax::ByteEdit| -> Option<Range<usize>> {
+        if r.end < e.start || (r.end == e.start && e.old_end > e.start) {
+            Some(r.clone())
+        } else if r.start > e.old_end || (r.start == e.old_end && e.old_end > e.start) {
+            let delta = e.new_end as isize - e.old_end as isize;
+            Some((r.start as isize + delta) as usize..(r.end as isize + delta) as usize)
+        } else {
+            None
+        }
+    };
+    let mut out = Vec::with_capacity(findings.len());
+    'findings: for finding in findings {
+        let mut f = finding.clone();
+        for e in edits {
+            let Some(range) = moved(&f.range, e) else { continue 'findings };
+            f.range = range;
+            if let Some(fix) = &mut f.fix {
+                let edits: Option<Vec<Range<usize>>> = fix.edits.iter().map(|x| moved(&x.range, e)).collect();
+                match edits {
+                    Some(ranges) => fix.edits.iter_mut().zip(ranges).for_each(|(x, r)| x.range = r),
+                    None => f.fix = None,
+                }
+            }
+        }
+        out.push(f);
+    }
+    out
+}
+
+pub(crate) fn shifted(f: &Finding, by: isize) -> Finding {
+    let shift = |r: &Range<usize>| (r.start as isize + by) as usize..(r.end as isize + by) as usize;
+    let mut f = f.clone();
+    f.range = shift(&f.range);
+    if let Some(fix) = &mut f.fix {
+        for e in &mut fix.edits {
+            e.range = shift(&e.range);
+        }
+    }
+    f
+}
+
+/// A top-level or class-level function definition: the unit of reuse.
+pub(crate) struct Unit<'t> {
+    pub(crate) id: usize,
+    pub(crate) node: Node<'t>,
+    /// Names it calls, when it has a loop (for hotness: see `hot`).
+    pub(crate) calls: std::sync::Arc<[String]>,
+    pub(crate) range: Range<usize>,
+    /// Its text and what its findings depend on outside itself.
+    pub(crate) key: u64,
+    /// `key`, and what its fixes depend on besides: where it sits (a kernel
+    /// can't be written above a method) and every module-level name.
+    pub(crate) fix_key: u64,
+    /// It mentions nothing a rule could start from: it has no findings.
+    pub(crate) quiet: bool,
+    /// Its text hash, when it may import a GPU library: it is walked on
+    /// every analysis, so that the module's imports (which decide whether
+    /// the GPU rules apply) are all seen, as by a whole analysis.
+    pub(crate) gpu_import: Option<u64>,
+}
+
+/// How to analyse a document: its units, and what every unit depends on.
+pub(crate) struct Plan<'t> {
+    pub(crate) units: Vec<Unit<'t>>,
+    /// Which libraries the rules know the module imports (the loop rules ask).
+    pub(crate) global: Vec<String>,
+    /// The module with every unit skipped: the analysis itself when no unit
+    /// needs walking, which saves a second walk of everything outside them.
+    /// None when the code outside the units was the same as last time (its
+    /// summary came from memory, without a walk).
+    pub(crate) outside: Option<Module<'t>>,
+}
+
+/// What the code outside a document's units tells their keys, kept from one
+/// analysis to the next while that code stays the same (the usual edit is
+/// inside one function). Positions are counted in units, not bytes, so
+/// that they hold when the units before them change length.
+#[derive(Debug)]
+pub(crate) struct OutsideSummary {
+    /// The outside names (see [`Module::outside_names`]).
+    names: FxHashMap<String, NameFacts>,
+    /// A hash of the sorted names.
+    names_hash: u64,
+    /// What each name's bindings mention among the names.
+    depends: FxHashMap<String, Vec<String>>,
+    /// Which libraries the rules know the module imports.
+    global: Vec<String>,
+    /// Imports and module-level names, for the fix keys (sorted).
+    for_fixes: Vec<String>,
+    /// Imports in class bodies: (name, target, the units in their scope).
+    class_imports: Vec<(String, String, Range<usize>)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct NameFacts {
+    imported: bool,
+    hash: u64,
+    /// For each module-level binding, how many units start before it.
+    units_before: Vec<usize>,
+}
+
+impl OutsideSummary {
+    pub(crate) fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize]) -> OutsideSummary {
+        let relevant = |target: &str| relevant_module(knowledge, target);
+        let found = outside.outside_names(relevant);
+        // Findings depend on which of the libraries the rules know the module
+        // imports (the loop rules ask); fixes depend on every module-level
+        // name besides, since they write code that uses the module's own
+        // aliases (`cp`, `cuda`) and must not take a name already in use.
+        let mut global: Vec<String> =
+            outside.imports_at(0).filter(|(_, t)| relevant(t)).map(|(name, t)| format!("{name}={t}")).collect();
+        // A GPU library imported in a class body turns the GPU rules on too.
+        global.extend(
+            outside
+                .scoped_imports()
+                .filter(|(_, _, t)| GPU_MODULES.contains(&t.split('.').next().unwrap_or(t)))
+                .map(|(name, _, t)| format!("{name}={t} in a class")),
+        );
+        global.sort();
+        let mut for_fixes: Vec<String> = outside.imports_at(0).map(|(name, t)| format!("{name}={t}")).collect();
+        for_fixes.extend(outside.module_level_names().map(|n| format!("{n}=")));
+        for_fixes.sort();
+        for_fixes.dedup();
+        let mut keys: Vec<&&str> = found.keys().collect();
+        keys.sort();
+        let mut names_hash = FxHasher::default();
+        keys.hash(&mut names_hash);
+        // What each outside name's bindings mention among the outside names:
+        // a module-level value can be built from others (`a = np.sort(big)`).
+        let mut depends: FxHashMap<String, Vec<String>> = FxHashMap::default();
+        for (name, outside_name) in &found {
+            let mut uses: Vec<String> = Vec::new();
+            for bound in &outside_name.texts {
+                for_each_name(bound, |token| {
+                    if token != *name && found.contains_key(token) && !uses.iter().any(|u| u == token) {
+                        uses.push(token.to_string());
+                    }
+                });
+            }
+            depends.insert(name.to_string(), uses);
+        }
+        let units_before = |offset: usize| starts.partition_point(|s| *s < offset);
+        let names = found
+            .iter()
+            .map(|(name, o)| {
+                let facts = NameFacts {
+                    imported: o.imported,
+                    hash: o.hash,
+                    units_before: o.bound_at.iter().map(|b| units_before(*b)).collect(),
+                };
+                (name.to_string(), facts)
+            })
+            .collect();
+        let class_imports = outside
+            .scoped_imports()
+            .map(|(name, scope, target)| {
+                (name.to_string(), target.to_string(), units_before(scope.start)..units_before(scope.end))
+            })
+            .collect();
+        OutsideSummary { names, names_hash: names_hash.finish(), depends, global, for_fixes, class_imports }
+    }
+}
+
+/// A hash of everything outside the units that the outside summary reads:
+/// the text between them (with where each gap ends), the units' places,
+/// and the decorators and names of decorated ones, which the summary reads
+/// where they make kernels, launched by name (`Module::outside_names`). In a text that
+/// names neither Numba nor Warp no decorator makes one, and decorators are
+/// left out: editing a docstring passed to `@doc(...)` keeps the summary.
+pub(crate) fn outside_fingerprint(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)]) -> u64 {
+    let g = gpulens_syntax::grammar();
+    let bytes = text.as_bytes();
+    let kernels = text.contains("numba") || text.contains("warp");
+    let mut h = FxHasher::default();
+    let mut at = 0;
+    for (node, range, place, _) in found {
+        let gap = &bytes[at.min(range.start)..range.start];
+        h.write(gap);
+        h.write_usize(gap.len());
+        h.write_u8(*place);
+        if kernels && node.kind_id() == g.decorated_definition {
+            // Its decorators and its name: what `outside_names` reads of a
+            // kernel. (Its body is the unit's own: an edit inside a method
+            // under `@doc(...)` keeps the summary.)
+            match node.child_by_field_id(g.f_definition.get()) {
+                Some(definition) => {
+                    h.write(&bytes[range.start..definition.start_byte()]);
+                    let name = definition.child_by_field_id(g.f_name.get()).map_or(&b""[..], |n| &bytes[n.byte_range()]);
+                    h.write(name);
+                    h.write_usize(name.len());
+                }
+                None => h.write(&bytes[range.clone()]),
+            }
+        }
+        at = at.max(range.end);
+    }
+    h.write(&bytes[at.min(bytes.len())..]);
+    h.write_usize(found.len());
+    h.finish()
+}
+
+/// What a function's text says, read once per text: what does not depend
+/// on the names around it.
+#[derive(Debug)]
+pub(crate) struct TextScan {
+    /// Its distinct identifiers.
+    tokens: Vec<String>,
+    /// It mentions `range` or `import`, or a call the GPU rules know by its
+    /// text alone (`synchronize`, `copy_to_host`).
+    loops_or_imports: bool,
+    /// It may import a GPU library (an import line names one). The GPU
+    /// rules apply only where the module imports one, anywhere, functions
+    /// included; see `Unit::gpu_import`.
+    gpu_import: bool,
+    /// Its parameters, when it defines no function, lambda or class inside
+    /// (which would see its parameters' names differently): a use of such
+    /// a name never sees a module-level binding of it.
+    own: Vec<String>,
+    /// It calls a method that does a model's or index's work on an attribute
+    /// of `self` (`self.nn.kneighbors(...)`): what that attribute holds is
+    /// read from the assignments in the other methods of its class.
+    works_through_self: bool,
+    /// Its statements assigning to attributes of `self`, as written.
+    self_assignments: Vec<String>,
+    /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
+    calls: std::sync::Arc<[String]>,
+    /// Attributes of `self` or `cls` it uses without calling them
+    /// (`self.cost` passed as a weight): whether such a name is a method
+    /// of the class is read from the class's text (see
+    /// `rules::context::defines_method`).
+    self_values: Vec<String>,
+    /// Its name, unless a decorator makes it a property (which gives a
+    /// value, not a method).
+    method_name: Option<String>,
+}
+
+/// Words a function's scan counts instead of taking them for names: loops,
+/// imports, and the GPU rules' calls recognised by their text alone
+/// (`cuda.synchronize()`, `.copy_to_host()`)...
+pub(crate) const LOOP_OR_IMPORT_WORDS: &[&str] = &["range", "enumerate", "import", "synchronize", "copy_to_host"];
+/// ...and the definitions nested in it.
+pub(crate) const NESTING_WORDS: &[&str] = &["def", "lambda", "class"];
+
+/// Which of a function's identifiers name something outside it, for the
+/// outside names and module-level definitions of the moment.
+#[derive(Debug)]
+pub(crate) struct Named {
+    /// Outside names it mentions.
+    mentioned: Vec<String>,
+    /// Names of module-level functions and classes it mentions (whether a
+    /// name is one changes findings: a Python function passed to a library
+    /// call is not GPU work).
+    definitions: Vec<String>,
+}
+
+/// What a function's text mentions.
+#[derive(Debug, Clone)]
+pub(crate) struct Scan {
+    text: std::sync::Arc<TextScan>,
+    named: std::sync::Arc<Named>,
+}
+
+/// The values of the last few keys, the latest last ([`Recently::LEN`] of
+/// them, found by a linear search): what the analysis made for the last
+/// few texts, which an edit undone brings back.
+#[derive(Debug)]
+pub(crate) struct Recently<K, V> {
+    items: Vec<(K, V)>,
+}
+
+impl<K, V> Default for Recently<K, V> {
+    fn default() -> Self {
+        Recently { items: Vec::new() }
+    }
+}
+
+impl<K: PartialEq, V> Recently<K, V> {
+    const LEN: usize = 4;
+
+    /// Removes the value kept for `key`, if any.
+    fn take(&mut self, key: &K) -> Option<V> {
+        let at = self.items.iter().position(|(k, _)| k == key)?;
+        Some(self.items.remove(at).1)
+    }
+
+    /// Keeps `value` for `key` as the latest, dropping the oldest past [`Recently::LEN`].
+    fn keep(&mut self, key: K, value: V) {
+        if self.items.len() == Self::LEN {
+            self.items.remove(0);
+        }
+        self.items.push((key, value));
+    }
+}
+
+/// Token scans of function texts, valid while the set of outside names is the same.
+#[derive(Debug, Default)]
+pub(crate) struct Scans {
+    names: u64,
+    /// Text hash → what a function of that text says.
+    by_text: FxHashMap<u64, std::sync::Arc<TextScan>>,
+    /// Text hash → which of its identifiers name something outside (for
+    /// the outside names of `names`: a syntax error that moves a function's
+    /// text outside changes them, and the texts need not be read again).
+    named: FxHashMap<u64, std::sync::Arc<Named>>,
+    /// The outside summaries of the last few analyses, by fingerprint: a
+    /// character that breaks a function's syntax moves code outside the
+    /// units, and deleting it brings the summary before it back.
+    outside: Recently<u64, std::sync::Arc<OutsideSummary>>,
+    /// (text hash, position among the units) → the hash of the outside
+    /// names a function of that text reaches there and what they are bound
+    /// to: the costly part of its key, the same at every edit elsewhere.
+    reach: FxHashMap<(u64, usize), u64>,
+    /// The outside fingerprint and names hash `reach` holds for.
+    reach_for: (u64, u64),
+    /// `named` and `reach` for the last few other names hashes and
+    /// fingerprints, the latest last.
+    earlier_named: Recently<u64, FxHashMap<u64, std::sync::Arc<Named>>>,
+    earlier_reach: Recently<(u64, u64), FxHashMap<(u64, usize), u64>>,
+    /// The last plan's tree, kept alive so that a subtree of the next tree
+    /// with the same id is the same subtree (tree-sitter reuses a subtree
+    /// only where the text was not edited), never a new one at a freed
+    /// address: its units' text hashes are then known without reading their
+    /// text again (most of the file, at every edit).
+    tree: Option<Tree>,
+    /// (node id, length) → text hash, for the units of `tree`.
+    by_node: FxHashMap<(usize, usize), u64>,
+}
+
+impl<'t> Plan<'t> {
+    /// Every unit with the names it calls in loops' reach (see `hot`).
+    pub(crate) fn units_and_calls(&self) -> Vec<(Node<'t>, &[String])> {
+        self.units.iter().filter(|u| !u.calls.is_empty()).map(|u| (u.node, &u.calls[..])).collect()
+    }
+
+    pub(crate) fn new(text: &'t str, tree: &'t Tree, knowledge: &'static Knowledge, scans: &mut Scans) -> Plan<'t> {
+        let found = definition_units(tree);
+        let starts: Vec<usize> = found.iter().map(|(_, range, _, _)| range.start).collect();
+        let fingerprint = outside_fingerprint(text, &found);
+        let mut outside = None;
+        let summary = scans.outside.take(&fingerprint).unwrap_or_else(|| {
+            let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
+            let module = Module::new_skipping(text, tree, knowledge, &all);
+            let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts));
+            outside = Some(module);
+            summary
+        });
+        scans.outside.keep(fingerprint, summary.clone());
+        let names = &summary.names;
+        let depends = &summary.depends;
+        // Module-level `def`s and `class`es: rules ask whether a name is one
+        // (a Python function passed as an argument), fixes avoid them. Their
+        // names are in the units' own text, so they are read every time.
+        let mut defined: Vec<&str> = fixes::top_level_definitions(text, tree);
+        defined.sort_unstable();
+        defined.dedup();
+        let fix_context = {
+            let mut h = FxHasher::default();
+            summary.for_fixes.hash(&mut h);
+            defined.hash(&mut h);
+            h.finish()
+        };
+        let names_hash = {
+            let mut h = FxHasher::default();
+            summary.names_hash.hash(&mut h);
+            defined.hash(&mut h);
+            h.finish()
+        };
+        if names_hash != scans.names {
+            // Those of an earlier set of names when it comes back (the
+            // character that broke a function's syntax deleted again).
+            let back = scans.earlier_named.take(&names_hash).unwrap_or_default();
+            let current = std::mem::replace(&mut scans.named, back);
+            scans.earlier_named.keep(scans.names, current);
+            scans.names = names_hash;
+        }
+        let mut by_node: FxHashMap<(usize, usize), u64> = FxHashMap::default();
+        let mut seen: FxHashMap<u64, std::sync::Arc<TextScan>> = FxHashMap::default();
+        let mut seen_named: FxHashMap<u64, std::sync::Arc<Named>> = FxHashMap::default();
+        let scanned: Vec<(u64, Scan)> = found
+            .iter()
+            .map(|(node, range, _, _)| {
+                let node = *node;
+                let bytes = &text.as_bytes()[range.clone()];
+                let text_hash = match scans.by_node.get(&(node.id(), range.len())) {
+                    Some(known) => *known,
+                    None => xxhash_rust::xxh3::xxh3_64(bytes),
+                };
+                by_node.insert((node.id(), range.len()), text_hash);
+                let text_scan = match scans.by_text.get(&text_hash).or_else(|| seen.get(&text_hash)) {
+                    Some(scan) => scan.clone(),
+                    None => {
+                        let mut tokens: Vec<String> = Vec::new();
+                        let mut distinct: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+                        let mut loops_or_imports = false;
+                        let mut nested = 0;
+                        for_each_name(&text[range.clone()], |token| {
+                            if LOOP_OR_IMPORT_WORDS.contains(&token) {
+                                loops_or_imports = true;
+                            } else if NESTING_WORDS.contains(&token) {
+                                nested += 1;
+                            }
+                            if distinct.insert(token) {
+                                tokens.push(token.to_string());
+                            }
+                        });
+                        let own = if nested == 1 { parameters(node, text) } else { Vec::new() };
+                        let unit_text = &text[range.clone()];
+                        let works_through_self = unit_text.contains("self.") && {
+                            let mut work = false;
+                            for_each_name(unit_text, |token| work |= rules::MODEL_WORK.contains(&token));
+                            work
+                        };
+                        std::sync::Arc::new(TextScan {
+                            tokens,
+                            loops_or_imports,
+                            gpu_import: imports_gpu_library(unit_text),
+                            own,
+                            works_through_self,
+                            self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
+                            calls: called_names(unit_text).into(),
+                            self_values: self_values(unit_text),
+                            method_name: method_name(node, text),
+                        })
+                    }
+                };
+                let named = match scans.named.get(&text_hash).or_else(|| seen_named.get(&text_hash)) {
+                    Some(named) => named.clone(),
+                    None => {
+                        let mut mentioned: Vec<String> = Vec::new();
+                        let mut definitions: Vec<String> = Vec::new();
+                        for token in &text_scan.tokens {
+                            let word = token.as_str();
+                            let special = LOOP_OR_IMPORT_WORDS.contains(&word) || NESTING_WORDS.contains(&word);
+                            if !special && names.contains_key(word) {
+                                mentioned.push(token.clone());
+                            }
+                            if defined.binary_search(&token.as_str()).is_ok() {
+                                definitions.push(token.clone());
+                            }
+                        }
+                        mentioned.sort_unstable();
+                        definitions.sort_unstable();
+                        std::sync::Arc::new(Named { mentioned, definitions })
+                    }
+                };
+                seen_named.insert(text_hash, named.clone());
+                let scan = Scan { text: text_scan, named };
+                seen.insert(text_hash, scan.text.clone());
+                (text_hash, scan)
+            })
+            .collect();
+        // Each class's assignments to `self.…`, for the key of a method that
+        // works through `self`. A class without syntax errors has all its
+        // methods among the units (and `self` means nothing outside them);
+        // in one with errors, the rules trust no assignment.
+        let mut classes: FxHashMap<Option<usize>, u64> = FxHashMap::default();
+        if scanned.iter().any(|(_, scan)| scan.text.works_through_self) {
+            let mut assignments: FxHashMap<usize, (bool, Vec<&str>)> = FxHashMap::default();
+            for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
+                if let Some(class) = around.last() {
+                    let entry = assignments.entry(class.id()).or_insert_with(|| (class.has_error(), Vec::new()));
+                    entry.1.extend(scan.text.self_assignments.iter().map(String::as_str));
+                }
+            }
+            for (class, (has_error, lines)) in assignments {
+                let mut h = FxHasher::default();
+                if has_error { true.hash(&mut h) } else { (false, lines).hash(&mut h) }
+                classes.insert(Some(class), h.finish());
+            }
+        }
+        // Each class's methods (not properties), by name, for the units that
+        // use one as a value: whether `self.name` is a method, as the rules
+        // read it, depends on them and on whether the class parses cleanly.
+        let wanted: rustc_hash::FxHashSet<usize> = found
+            .iter()
+            .zip(&scanned)
+            .filter(|(_, (_, scan))| !scan.text.self_values.is_empty())
+            .filter_map(|((_, _, _, around), _)| around.last().map(|c| c.id()))
+            .collect();
+        let mut methods: FxHashMap<usize, rustc_hash::FxHashSet<&str>> = FxHashMap::default();
+        if !wanted.is_empty() {
+            for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
+                let class = around.last().filter(|c| wanted.contains(&c.id()));
+                if let (Some(class), Some(name)) = (class, scan.text.method_name.as_deref()) {
+                    methods.entry(class.id()).or_default().insert(name);
+                }
+            }
+        }
+        let mut reach = std::mem::take(&mut scans.reach);
+        if scans.reach_for != (fingerprint, names_hash) {
+            let key = (fingerprint, names_hash);
+            let back = scans.earlier_reach.take(&key).unwrap_or_default();
+            scans.earlier_reach.keep(scans.reach_for, std::mem::replace(&mut reach, back));
+            scans.reach_for = key;
+        }
+        // What this run uses is kept for the next (as with `by_text`).
+        let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();
+        let units = found
+            .into_iter()
+            .zip(&scanned)
+            .enumerate()
+            .map(|(index, ((node, range, place, around), (text_hash, scan)))| {
+                let text_hash = *text_hash;
+                let mentioned = &scan.named.mentioned;
+                let reached_hash = *reach_used.entry((text_hash, index)).or_insert_with(|| {
+                    if let Some(known) = reach.get(&(text_hash, index)) {
+                        return *known;
+                    }
+                    // The names it mentions and, transitively, those their bindings mention.
+                    let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
+                    let mut queue: Vec<&str> = mentioned
+                        .iter()
+                        .filter(|m| !(scan.text.own.contains(m) && !names[m.as_str()].imported))
+                        .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| k.as_str()))
+                        .collect();
+                    while let Some(name) = queue.pop() {
+                        if reached.contains(&name) {
+                            continue;
+                        }
+                        reached.push(name);
+                        queue.extend(depends.get(name).into_iter().flatten().map(String::as_str));
+                    }
+                    reached.sort_unstable();
+                    let mut h = FxHasher::default();
+                    for name in &reached {
+                        let facts = &names[*name];
+                        name.hash(&mut h);
+                        facts.hash.hash(&mut h);
+                        // Which module-level binding a use sees depends on where
+                        // the function is: how many bindings come before it.
+                        facts.units_before.iter().filter(|before| **before <= index).count().hash(&mut h);
+                    }
+                    h.finish()
+                });
+                let mut key = FxHasher::default();
+                text_hash.hash(&mut key);
+                scan.named.definitions.hash(&mut key);
+                // The names of the classes holding it (rules read them: a
+                // `Rotation` class's matrices are small).
+                for class in &around {
+                    class.field("name").map(|c| &text[c.byte_range()]).hash(&mut key);
+                }
+                if scan.text.works_through_self {
+                    classes.get(&around.last().map(|c| c.id())).hash(&mut key);
+                }
+                if let Some(class) = around.last().filter(|_| !scan.text.self_values.is_empty()) {
+                    // (In a class with syntax errors the rules take every
+                    // such name for a method.)
+                    if class.has_error() {
+                        true.hash(&mut key);
+                    } else {
+                        let named: Vec<&String> = match methods.get(&class.id()) {
+                            Some(of_class) => scan.text.self_values.iter().filter(|v| of_class.contains(v.as_str())).collect(),
+                            None => Vec::new(),
+                        };
+                        if !named.is_empty() {
+                            named.hash(&mut key);
+                        }
+                    }
+                }
+                reached_hash.hash(&mut key);
+                let key = key.finish();
+                let fix_key = {
+                    let mut h = FxHasher::default();
+                    (key, place, fix_context).hash(&mut h);
+                    // Imports in a class body around it (fixes see them too).
+                    let mut around: Vec<(&str, &str)> = summary
+                        .class_imports
+                        .iter()
+                        .filter(|(_, _, units)| units.contains(&index))
+                        .map(|(name, target, _)| (name.as_str(), target.as_str()))
+                        .collect();
+                    around.sort_unstable();
+                    around.hash(&mut h);
+                    h.finish()
+                };
+                let quiet = mentioned.is_empty() && !scan.text.loops_or_imports && !scan.text.works_through_self;
+                let calls = scan.text.calls.clone();
+                let gpu_import = scan.text.gpu_import.then_some(text_hash);
+                Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import }
+            })
+            .collect::<Vec<Unit<'t>>>();
+        scans.by_text = seen;
+        scans.named = seen_named;
+        scans.by_node = by_node;
+        scans.tree = Some(tree.clone());
+        scans.reach = reach_used;
+        let mut global = summary.global.clone();
+        // Whether the GPU rules apply depends on imports inside functions
+        // too: the texts of the functions that may hold one are part of
+        // every key (rare: a kernel module imports at the top).
+        for unit in units.iter().filter_map(|u| u.gpu_import) {
+            global.push(format!("function with an import {unit:x}"));
+        }
+        Plan { units, global, outside }
+    }
+}
+
+/// The name a definition unit gives (see [`definition_name`]), unless a
+/// decorator makes it a property.
+pub(crate) fn method_name(node: Node<'_>, text: &str) -> Option<String> {
+    let property = node.kind_id() == gpulens_syntax::grammar().decorated_definition
+        && node.field("definition").is_some_and(|d| text[node.start_byte()..d.start_byte()].contains("property"));
+    definition_name(text, node).filter(|_| !property).map(str::to_string)
+}
+
+/// Attributes of `self` or `cls` that `text` uses without calling them
+/// (`self.cost`, not `self.cost(`), sorted and distinct.
+pub(crate) fn self_values(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices('.') {
+        let before = &text[..at];
+        let object = before.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+        let object = &before[object.len()..];
+        if !matches!(object, "self" | "cls") || before[..before.len() - object.len()].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        if name_len == 0 {
+            continue;
+        }
+        let next = bytes[at + 1 + name_len..].iter().find(|b| **b != b' ');
+        if next != Some(&b'(') {
+            out.push(rest[..name_len].to_string());
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether `bytes` hold `for` or `while` anywhere (in a word or not): without
+/// either, no token is a loop's keyword.
+pub(crate) fn says_for_or_while(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"for").is_some() || memchr::memmem::find(bytes, b"while").is_some()
+}
+
+/// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
+pub(crate) fn called_names(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    if !says_for_or_while(bytes) {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut loops = false;
+    for_each_name(text, |token| {
+        loops |= token == "for" || token == "while";
+        // The byte after the token, past spaces.
+        let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
+        let next = bytes[end..].iter().find(|b| **b != b' ');
+        if next == Some(&b'(') && seen.insert(token) {
+            names.push(token.to_string());
+        }
+    });
+    if loops { names } else { Vec::new() }
+}
+
+/// Names `text` (a function) may call inside a loop: `name(` or `.name(`
+/// in a `for` or `while` statement (its header too), or on a line holding a
+/// comprehension. Over-approximated from the lines' indentation, with
+/// strings and comments blanked; every called name where that fails.
+pub(crate) fn called_in_loops(text: &str) -> Vec<String> {
+    let Some(code) = without_strings(text) else { return called_names(text) };
+    // No loop header and no comprehension without these words (most
+    // functions left out): nothing to split into lines.
+    if !says_for_or_while(code.as_bytes()) {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = Vec::new();
+    // The indentation of the loops around the current line.
+    let mut loops: Vec<usize> = Vec::new();
+    for (indent, line) in logical_lines(&code) {
+        while loops.last().is_some_and(|&l| indent <= l) {
+            loops.pop();
+        }
+        let first = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let first = if first == "async" { line[5..].trim_start().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("") } else { first };
+        let header = matches!(first, "for" | "while");
+        if header || !loops.is_empty() || holds_comprehension(line) {
+            let line_bytes = line.as_bytes();
+            for_each_name(line, |token| {
+                let end = token.as_ptr() as usize - line.as_ptr() as usize + token.len();
+                if line_bytes[end..].iter().find(|b| !matches!(b, b' ' | b'\t')) == Some(&b'(') && !names.iter().any(|n| n == token) {
+                    names.push(token.to_string());
+                }
+            });
+        }
+        if header {
+            loops.push(indent);
+        }
+    }
+    names
+}
+
+/// Whether a logical line (strings blanked) has a `for` inside brackets: a
+/// comprehension.
+pub(crate) fn holds_comprehension(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut depth = 0i32;
+    bytes.iter().enumerate().any(|(i, &b)| {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        b == b'f'
+            && depth > 0
+            && bytes[i..].starts_with(b"for")
+            && !bytes.get(i + 3).is_some_and(|&b| name_byte(b))
+            && (i == 0 || !name_byte(bytes[i - 1]))
+    })
+}
+
+/// The names a function definition's parameters bind.
+pub(crate) fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
+    let g = gpulens_syntax::grammar();
+    let function = if definition.kind_id() == g.decorated_definition {
+        definition.field("definition")
+    } else {
+        Some(definition)
+    };
+    let Some(params) = function.and_then(|f| f.field("parameters")) else { return Vec::new() };
+    let mut cursor = params.walk();
+    let names = params.named_children(&mut cursor).filter_map(semantic::parameter_name);
+    names.map(|n| text[n.byte_range()].to_string()).collect()
+}
+
+/// A set of names that answers "surely not in it" from a name's length and
+/// first byte (false positives allowed, no false negatives).
+pub(crate) struct Signatures {
+    /// Bit `len % 32` of entry `first byte`.
+    bits: [u32; 256],
+}
+
+impl Default for Signatures {
+    fn default() -> Self {
+        Signatures { bits: [0; 256] }
+    }
+}
+
+impl Signatures {
+    pub(crate) fn insert(&mut self, name: &str) {
+        if let Some(&first) = name.as_bytes().first() {
+            self.bits[first as usize] |= 1 << (name.len() % 32);
+        }
+    }
+
+    pub(crate) fn may_hold(&self, name: &str) -> bool {
+        name.as_bytes().first().is_some_and(|&first| self.bits[first as usize] & (1 << (name.len() % 32)) != 0)
+    }
+}
+
+/// The parameters of the definition whose code (comments and strings
+/// blanked) is `code`, when it holds no function, lambda or class of its own
+/// (the analysis reads a name in a nested scope from that scope and the
+/// module only); none otherwise.
+pub(crate) fn own_parameters(code: &str) -> Vec<&str> {
+    let mut header = None;
+    let mut nested = false;
+    for_each_name(code, |token| {
+        if matches!(token, "def" | "lambda" | "class") {
+            match header {
+                None if token == "def" => header = Some(token.as_ptr() as usize - code.as_ptr() as usize),
+                _ => nested = true,
+            }
+        }
+    });
+    let (Some(at), false) = (header, nested) else { return Vec::new() };
+    let Some(open) = code[at..].find('(').map(|i| at + i + 1) else { return Vec::new() };
+    let bytes = code.as_bytes();
+    let (mut params, mut depth, mut piece) = (Vec::new(), 0i32, open);
+    for i in open..bytes.len() {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            b',' | b')' if depth == 0 => {
+                let p = code[piece..i].trim_start().trim_start_matches('*').trim_start();
+                let end = p.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(p.len());
+                if end > 0 && matches!(p[end..].trim_start().bytes().next(), None | Some(b':' | b'=')) {
+                    params.push(&p[..end]);
+                }
+                if bytes[i] == b')' {
+                    return params;
+                }
+                piece = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// Function definitions directly in the module, in class bodies, or in what
+/// error recovery left of them; found without walking into any function. A
+/// definition with syntax errors parses differently depending on what
+/// surrounds it, so it is not a unit: it is analysed afresh every time.
+/// Each comes with where it sits (in the module, a class, an error node): a
+/// fix depends on that (a kernel can't be written above a method).
+pub(crate) fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)> {
+    let g = gpulens_syntax::grammar();
+    let mut units = Vec::new();
+    // Containers to look in, with the classes around them (outermost
+    // first): carried down, since asking a node for its parent makes
+    // tree-sitter search from the root through every sibling.
+    let mut stack = vec![(tree.root_node(), 0u8, Vec::new())];
+    while let Some((container, place, classes)) = stack.pop() {
+        let mut cursor = container.walk();
+        for child in container.named_children(&mut cursor) {
+            let kind = child.kind_id();
+            let definition = if kind == g.decorated_definition { child.field("definition") } else { Some(child) };
+            let Some(definition) = definition else { continue };
+            if definition.kind_id() == g.function_definition {
+                if !child.has_error() {
+                    units.push((child, child.byte_range(), place, classes.clone()));
+                }
+            } else if definition.kind_id() == g.class_definition {
+                if let Some(body) = definition.field("body") {
+                    let mut inside = classes.clone();
+                    inside.push(definition);
+                    stack.push((body, 1, inside));
+                }
+            } else if child.is_error() {
+                stack.push((child, place.max(2), classes.clone()));
+            }
+        }
+    }
+    units.sort_by_key(|u| u.1.start);
+    units
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_never_rule_out_a_name_they_hold() {
+        let mut notable = Signatures::default();
+        let names = ["np", "fit", "intersects_location", "groupby", "x", "a_name_longer_than_thirty_two_bytes_"];
+        for name in names {
+            notable.insert(name);
+        }
+        assert!(names.iter().all(|n| notable.may_hold(n)));
+        // Another length or first byte is ruled out; the empty name too.
+        assert!(!notable.may_hold("npx") && !notable.may_hold("y") && !notable.may_hold("fix_") && !notable.may_hold(""));
+    }
+}
