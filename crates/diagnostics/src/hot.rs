@@ -414,7 +414,7 @@ fn data_outlives_loop<'t>(text: &str, module: &Module<'t>, call: Node<'t>) -> bo
             t.parent().is_none_or(|p| !matches!(p.kind_name(), "subscript" | "attribute"))
         })
     };
-    if the_loop.kind_name() == "for_statement" && the_loop.field("left").is_some_and(|l| binds(l)) {
+    if the_loop.kind_name() == "for_statement" && the_loop.field("left").is_some_and(&binds) {
         return false;
     }
     let rebound = module.preorder(the_loop).any(|n| {

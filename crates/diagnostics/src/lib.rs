@@ -233,7 +233,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
             (i > 0 && units[i - 1].1.contains(&f.range.start)).then(|| units[i - 1].0)
         };
         let before = callers_of.len();
-        callers_of.extend(findings.iter().filter_map(|f| unit_of(f)).filter_map(|u| definition_name(text, u)).map(str::to_string));
+        callers_of.extend(findings.iter().filter_map(&unit_of).filter_map(|u| definition_name(text, u)).map(str::to_string));
         if callers_of.len() > before && parsed.left_out_calls.iter().flatten().any(|c| callers_of.contains(c)) {
             continue;
         }

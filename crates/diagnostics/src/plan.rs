@@ -654,7 +654,7 @@ impl<'t> Plan<'t> {
                     let mut reached: Vec<&str> = Vec::with_capacity(mentioned.len());
                     let mut queue: Vec<&str> = mentioned
                         .iter()
-                        .filter(|m| !(scan.text.own.contains(m) && !names[m.as_str()].imported))
+                        .filter(|m| !scan.text.own.contains(m) || names[m.as_str()].imported)
                         .filter_map(|m| names.get_key_value(m.as_str()).map(|(k, _)| k.as_str()))
                         .collect();
                     while let Some(name) = queue.pop() {

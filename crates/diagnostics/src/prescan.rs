@@ -770,13 +770,16 @@ pub(crate) fn import_bindings(code: &str) -> Option<Vec<&str>> {
 /// error (`limit = 1 +`): it would take the error out of the parse, and the
 /// rest can parse otherwise than around it. (The imports need no parse:
 /// `import_bindings` reads only plain ones.)
+/// The statements [`without_unread`] leaves out of the parse.
+pub(crate) type LeftOut = Vec<Range<usize>>;
+
 pub(crate) fn without_unread(
     text: &str,
     plain: &str,
     outline: &gpulens_syntax::outline::Outline,
     skip: Vec<Range<usize>>,
     unreads: &Unreads<'_>,
-) -> Option<(Vec<Range<usize>>, Vec<Range<usize>>)> {
+) -> Option<(Vec<Range<usize>>, LeftOut)> {
     let unread = &unreads.statements;
     let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (k, u) in unread.iter().enumerate() {

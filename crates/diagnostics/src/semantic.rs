@@ -144,6 +144,11 @@ pub struct OutsideName<'t> {
     pub imported: bool,
 }
 
+/// Where a class's `self.x = …` statements start, and each attribute's length.
+type SelfAssignments = std::rc::Rc<Vec<(usize, usize)>>;
+/// Where the names of a class's methods at one column are.
+type MethodNames = std::rc::Rc<Vec<std::ops::Range<usize>>>;
+
 pub struct Module<'t> {
     pub text: &'t str,
     /// Local name → fully qualified module or object (`np` → `numpy`), with
@@ -189,10 +194,10 @@ pub struct Module<'t> {
     /// `self.`. A large class's text is read once, not once per attribute
     /// asked about. (Offsets, not text: a cell holding `&'t str` would pin
     /// the lifetime, as with `function_facts`.)
-    class_assignments: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<(usize, usize)>>>>,
+    class_assignments: std::cell::RefCell<HashMap<usize, SelfAssignments>>,
     /// (Class node id, column) → where the names of the methods it defines
     /// at that column are (see [`Module::class_methods`]).
-    class_methods: std::cell::RefCell<HashMap<(usize, usize), std::rc::Rc<Vec<std::ops::Range<usize>>>>>,
+    class_methods: std::cell::RefCell<HashMap<(usize, usize), MethodNames>>,
     /// (Expression node id, scope) → its value and the depth its
     /// evaluation reached below it, for evaluations that the depth limit
     /// cut nowhere (see [`Module::eval`]).
@@ -592,7 +597,8 @@ impl<'t> Module<'t> {
         let mut cursor = tree.walk();
         let mut frames: Vec<Frame> = Vec::new();
         let mut scopes: Vec<usize> = vec![MODULE_SCOPE];
-        let mut scope_ranges: Vec<std::ops::Range<usize>> = vec![0..self.text.len()];
+        let mut scope_ranges: Vec<std::ops::Range<usize>> = Vec::new();
+        scope_ranges.push(0..self.text.len());
         let mut loop_depth = 0u32;
         let mut check_depth = 0u32;
         let mut visited = 0u32;
@@ -1804,6 +1810,254 @@ pub fn parse_suppression(comment: &str) -> Option<Vec<String>> {
     }
 }
 
+/// The name a parameter binds (`x`, `x: int`, `x=1`, `*args`, `**kwargs`);
+/// none for the bare `*` and `/` separators.
+/// A parameter's default is a number (`1`, `0.5`, `-3`, `1e-6`).
+fn number_literal(value: Node<'_>) -> bool {
+    match value.kind_name() {
+        "integer" | "float" => true,
+        "unary_operator" => value.field("argument").is_some_and(|a| matches!(a.kind_name(), "integer" | "float")),
+        _ => false,
+    }
+}
+
+/// The parameters a docstring documents, with the type it gives each, in
+/// the three usual styles: NumPy's (`name : int, optional`, `x, y : float`),
+/// Google's (`name (int): ...`) and Sphinx's (`:type name: int`,
+/// `:param int name:`).
+pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
+    for line in doc.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix(":type ") {
+            if let Some((name, ty)) = rest.split_once(':') {
+                if is_name(name.trim()) {
+                    out.push((name.trim(), ty.trim()));
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(":param ") {
+            if let Some((head, _)) = rest.split_once(':') {
+                if let Some((ty, name)) = head.trim().rsplit_once(' ') {
+                    if is_name(name) {
+                        out.push((name, ty.trim()));
+                    }
+                }
+            }
+            continue;
+        }
+        // Google: `name (int): ...` / `name (int, optional): ...`
+        if let Some((head, _)) = line.split_once("):") {
+            if let Some((name, ty)) = head.split_once(" (") {
+                if is_name(name.trim()) {
+                    out.push((name.trim(), ty.trim()));
+                    continue;
+                }
+            }
+        }
+        // NumPy: `name : type`, `a, b : type` (the colon set off by spaces).
+        if let Some((names, ty)) = line.split_once(" : ") {
+            let names: Vec<&str> = names.split(',').map(str::trim).collect();
+            if names.iter().all(|n| is_name(n)) {
+                out.extend(names.into_iter().map(|n| (n, ty.trim())));
+            }
+        }
+    }
+    out
+}
+
+/// The shapes a documented type gives, each a list of its dimensions as
+/// written (`(n, 3) float or (p, n, 3,) float` gives `[n, 3]` and
+/// `[p, n, 3]`; `ndarray (k_ar x neqs)` gives `[k_ar, neqs]`). Words in
+/// parentheses that are not a shape (`(optional)`, `(default: 3)`) are not:
+/// one word counts only in an array's type or with its comma (`(n,)`).
+fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
+    let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
+    let mut shapes = Vec::new();
+    let mut rest = lower;
+    while let Some(open) = rest.find('(') {
+        let Some(len) = rest[open..].find(')') else { break };
+        let inside = &rest[open + 1..open + len];
+        rest = &rest[open + len + 1..];
+        let dims: Vec<&str> =
+            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
+        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !dims.is_empty() && dims.iter().all(dimension) && (arrays || inside.contains(',')) {
+            shapes.push(dims);
+        }
+    }
+    shapes
+}
+
+/// A documented type that is one-dimensional: `1-D array`, `(n,) float`,
+/// `array of shape (n_samples,)`, `ndarray (1 x neqs) or (neqs)`: every
+/// shape it gives has one dimension other than 1 (and it gives one).
+pub(crate) fn vector_type(ty: &str) -> bool {
+    let lower = ty.to_ascii_lowercase();
+    // A container of arrays (`sequence of 1-D array_like`, `list of arrays`)
+    // is not one: its elements are.
+    let containers = ["sequence of", "list of", "tuple of", "iterable of", "collection of"];
+    if lower.contains("arrays")
+        || containers.iter().any(|c| lower.find(c).is_some_and(|at| {
+            let rest = &lower[at + c.len()..];
+            rest.contains("array") || rest.contains("1-d") || rest.contains("1d") || rest.contains('(')
+        }))
+    {
+        return false;
+    }
+    // Dimensionality words (`1d`, `2-D`, `nd`): all of them must say one.
+    let dimensionality: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| {
+            let w = w.strip_suffix('d').map(|w| w.strip_suffix('-').unwrap_or(w));
+            w.is_some_and(|w| !w.is_empty() && (w == "n" || w.chars().all(|c| c.is_ascii_digit())))
+        })
+        .collect();
+    if !dimensionality.is_empty() && dimensionality.iter().any(|w| !matches!(*w, "1d" | "1-d")) {
+        return false;
+    }
+    let shapes = documented_shapes(&lower);
+    if shapes.iter().any(|dims| dims.iter().filter(|d| **d != "1").count() != 1) {
+        return false;
+    }
+    !dimensionality.is_empty() || !shapes.is_empty()
+}
+
+/// The number of columns every shape in a documented type ends with, when
+/// they all end with the same number (`(n, 3) float or (p, n, 3,) float`).
+pub(crate) fn documented_columns(ty: &str) -> Option<u64> {
+    let lower = ty.to_ascii_lowercase();
+    let mut columns = None;
+    for dims in documented_shapes(&lower) {
+        let last = (dims.len() >= 2).then(|| dims[dims.len() - 1].parse::<u64>().ok()).flatten()?;
+        if columns.is_some_and(|c| c != last) {
+            return None;
+        }
+        columns = Some(last);
+    }
+    columns
+}
+
+/// A documented type that means one number: `int`, `float, optional`,
+/// `positive int or None`, `float, default=0.5`. Anything that also allows
+/// an array or a sequence (`float | array-like`, `int or tuple of int`) is not.
+pub(crate) fn number_type(ty: &str) -> bool {
+    let lower = ty.to_ascii_lowercase().replace(['`', '~'], "");
+    let mut numeric = false;
+    for part in lower.split([',', '|', ';']).flat_map(|p| p.split(" or ")) {
+        let part = part.trim().trim_end_matches('.');
+        if part.is_empty() || part == "optional" || part == "none" || part.starts_with("default") || part == "keyword-only" {
+            continue;
+        }
+        let words: Vec<&str> = part
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "positive" | "non-negative" | "nonnegative" | "strictly" | "python" | "a" | "an"))
+            .collect();
+        let [word] = words.as_slice() else { return false };
+        let word = word.trim_start_matches("numpy.").trim_start_matches("np.").trim_start_matches("numbers.");
+        if matches!(
+            word,
+            "int" | "float" | "bool" | "complex" | "integer" | "number" | "scalar" | "real" | "boolean" | "float32"
+                | "float64" | "int32" | "int64"
+        ) {
+            numeric = true;
+        } else {
+            return false;
+        }
+    }
+    numeric
+}
+
+/// The positional arguments of `call`, in order (no keywords, no comments).
+pub(crate) fn positional_arguments(call: Node<'_>) -> Vec<Node<'_>> {
+    call.field("arguments").map_or(Vec::new(), |a| {
+        let mut cursor = a.walk();
+        a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
+    })
+}
+
+pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
+    match param.kind_name() {
+        "identifier" => Some(param),
+        "default_parameter" | "typed_default_parameter" => param.field("name").filter(|n| n.kind_name() == "identifier"),
+        "typed_parameter" => param.named_child(0).and_then(|n| if n.kind_name() == "identifier" { Some(n) } else { parameter_name(n) }),
+        "list_splat_pattern" | "dictionary_splat_pattern" => param.named_child(0).filter(|n| n.kind_name() == "identifier"),
+        _ => None,
+    }
+}
+
+/// Statements of `text` that assign to an attribute of `self` at the start
+/// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
+/// attribute, and the statement through its continuation lines (until
+/// brackets close). What `Module::attribute_value` reads, and what the
+/// cache key of a method working through `self` covers.
+pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
+    // Only the lines holding `self.` can start one: found with a vector
+    // search, not line by line (a 12,000-line class is read on every edit
+    // of one of its methods that asks about an attribute).
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    // Where the next statement may start: after the last one found, with
+    // its continuation lines.
+    let mut next = 0;
+    for at in memchr::memmem::find_iter(bytes, b"self.") {
+        if at < next {
+            continue;
+        }
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        if line_start < next || !bytes[line_start..at].iter().all(|b| matches!(b, b' ' | b'\t')) {
+            continue;
+        }
+        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
+        let line = &text[line_start..line_end];
+        let rest = &text[at + 5..line_end];
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let after = rest[name_len..].trim_start_matches([' ', '\t']);
+        if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
+            let mut open = bracket_depth(line);
+            let mut end = line_end;
+            while open > 0 && end < text.len() {
+                let following = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(text.len(), |i| end + 1 + i);
+                open += bracket_depth(&text[end + 1..following]);
+                end = following;
+            }
+            next = end + 1;
+            out.push((at, &rest[..name_len], &text[line_start..end]));
+        }
+    }
+    out
+}
+
+/// Brackets opened minus brackets closed in `s`.
+fn bracket_depth(s: &str) -> i64 {
+    s.bytes().fold(0, |d, b| match b {
+        b'(' | b'[' | b'{' => d + 1,
+        b')' | b']' | b'}' => d - 1,
+        _ => d,
+    })
+}
+
+/// `name` is `module` or something in it (`numpy.fft` is within `numpy`,
+/// `numpyro` is not).
+pub(crate) fn within(name: &str, module: &str) -> bool {
+    name.strip_prefix(module).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// Where an import is seen: the whole module for a module-level import; for
+/// one inside a function or class, from the import to the end of that
+/// scope, so that of two imports of one name in a function (`from a import
+/// X` in one branch, `from b import X` in a later one), code after the second
+/// sees the second.
+fn import_scope(scope_ranges: &[std::ops::Range<usize>], node: Node<'_>) -> std::ops::Range<usize> {
+    let scope = scope_ranges.last().expect("the module scope").clone();
+    if scope_ranges.len() == 1 {
+        scope
+    } else {
+        node.start_byte()..scope.end
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1995,253 +2249,5 @@ mod tests {
         assert_eq!(parse_int("10_000_000"), Some(10_000_000));
         assert_eq!(parse_int("0x10"), Some(16));
         assert_eq!(parse_int("99999999999999999999999"), None);
-    }
-}
-
-/// The name a parameter binds (`x`, `x: int`, `x=1`, `*args`, `**kwargs`);
-/// none for the bare `*` and `/` separators.
-/// A parameter's default is a number (`1`, `0.5`, `-3`, `1e-6`).
-fn number_literal(value: Node<'_>) -> bool {
-    match value.kind_name() {
-        "integer" | "float" => true,
-        "unary_operator" => value.field("argument").is_some_and(|a| matches!(a.kind_name(), "integer" | "float")),
-        _ => false,
-    }
-}
-
-/// The parameters a docstring documents, with the type it gives each, in
-/// the three usual styles: NumPy's (`name : int, optional`, `x, y : float`),
-/// Google's (`name (int): ...`) and Sphinx's (`:type name: int`,
-/// `:param int name:`).
-pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
-    for line in doc.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix(":type ") {
-            if let Some((name, ty)) = rest.split_once(':') {
-                if is_name(name.trim()) {
-                    out.push((name.trim(), ty.trim()));
-                }
-            }
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix(":param ") {
-            if let Some((head, _)) = rest.split_once(':') {
-                if let Some((ty, name)) = head.trim().rsplit_once(' ') {
-                    if is_name(name) {
-                        out.push((name, ty.trim()));
-                    }
-                }
-            }
-            continue;
-        }
-        // Google: `name (int): ...` / `name (int, optional): ...`
-        if let Some((head, _)) = line.split_once("):") {
-            if let Some((name, ty)) = head.split_once(" (") {
-                if is_name(name.trim()) {
-                    out.push((name.trim(), ty.trim()));
-                    continue;
-                }
-            }
-        }
-        // NumPy: `name : type`, `a, b : type` (the colon set off by spaces).
-        if let Some((names, ty)) = line.split_once(" : ") {
-            let names: Vec<&str> = names.split(',').map(str::trim).collect();
-            if names.iter().all(|n| is_name(n)) {
-                out.extend(names.into_iter().map(|n| (n, ty.trim())));
-            }
-        }
-    }
-    out
-}
-
-/// The shapes a documented type gives, each a list of its dimensions as
-/// written (`(n, 3) float or (p, n, 3,) float` gives `[n, 3]` and
-/// `[p, n, 3]`; `ndarray (k_ar x neqs)` gives `[k_ar, neqs]`). Words in
-/// parentheses that are not a shape (`(optional)`, `(default: 3)`) are not:
-/// one word counts only in an array's type or with its comma (`(n,)`).
-fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
-    let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
-    let mut shapes = Vec::new();
-    let mut rest = lower;
-    while let Some(open) = rest.find('(') {
-        let Some(len) = rest[open..].find(')') else { break };
-        let inside = &rest[open + 1..open + len];
-        rest = &rest[open + len + 1..];
-        let dims: Vec<&str> =
-            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
-        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if !dims.is_empty() && dims.iter().all(dimension) && (arrays || inside.contains(',')) {
-            shapes.push(dims);
-        }
-    }
-    shapes
-}
-
-/// A documented type that is one-dimensional: `1-D array`, `(n,) float`,
-/// `array of shape (n_samples,)`, `ndarray (1 x neqs) or (neqs)`: every
-/// shape it gives has one dimension other than 1 (and it gives one).
-pub(crate) fn vector_type(ty: &str) -> bool {
-    let lower = ty.to_ascii_lowercase();
-    // A container of arrays (`sequence of 1-D array_like`, `list of arrays`)
-    // is not one: its elements are.
-    let containers = ["sequence of", "list of", "tuple of", "iterable of", "collection of"];
-    if lower.contains("arrays")
-        || containers.iter().any(|c| lower.find(c).is_some_and(|at| {
-            let rest = &lower[at + c.len()..];
-            rest.contains("array") || rest.contains("1-d") || rest.contains("1d") || rest.contains('(')
-        }))
-    {
-        return false;
-    }
-    // Dimensionality words (`1d`, `2-D`, `nd`): all of them must say one.
-    let dimensionality: Vec<&str> = lower
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .filter(|w| {
-            let w = w.strip_suffix('d').map(|w| w.strip_suffix('-').unwrap_or(w));
-            w.is_some_and(|w| !w.is_empty() && (w == "n" || w.chars().all(|c| c.is_ascii_digit())))
-        })
-        .collect();
-    if !dimensionality.is_empty() && dimensionality.iter().any(|w| !matches!(*w, "1d" | "1-d")) {
-        return false;
-    }
-    let shapes = documented_shapes(&lower);
-    if shapes.iter().any(|dims| dims.iter().filter(|d| **d != "1").count() != 1) {
-        return false;
-    }
-    !dimensionality.is_empty() || !shapes.is_empty()
-}
-
-/// The number of columns every shape in a documented type ends with, when
-/// they all end with the same number (`(n, 3) float or (p, n, 3,) float`).
-pub(crate) fn documented_columns(ty: &str) -> Option<u64> {
-    let lower = ty.to_ascii_lowercase();
-    let mut columns = None;
-    for dims in documented_shapes(&lower) {
-        let last = (dims.len() >= 2).then(|| dims[dims.len() - 1].parse::<u64>().ok()).flatten()?;
-        if columns.is_some_and(|c| c != last) {
-            return None;
-        }
-        columns = Some(last);
-    }
-    columns
-}
-
-/// A documented type that means one number: `int`, `float, optional`,
-/// `positive int or None`, `float, default=0.5`. Anything that also allows
-/// an array or a sequence (`float | array-like`, `int or tuple of int`) is not.
-pub(crate) fn number_type(ty: &str) -> bool {
-    let lower = ty.to_ascii_lowercase().replace('`', "").replace('~', "");
-    let mut numeric = false;
-    for part in lower.split([',', '|', ';']).flat_map(|p| p.split(" or ")) {
-        let part = part.trim().trim_end_matches('.');
-        if part.is_empty() || part == "optional" || part == "none" || part.starts_with("default") || part == "keyword-only" {
-            continue;
-        }
-        let words: Vec<&str> = part
-            .split_whitespace()
-            .filter(|w| !matches!(*w, "positive" | "non-negative" | "nonnegative" | "strictly" | "python" | "a" | "an"))
-            .collect();
-        let [word] = words.as_slice() else { return false };
-        let word = word.trim_start_matches("numpy.").trim_start_matches("np.").trim_start_matches("numbers.");
-        if matches!(
-            word,
-            "int" | "float" | "bool" | "complex" | "integer" | "number" | "scalar" | "real" | "boolean" | "float32"
-                | "float64" | "int32" | "int64"
-        ) {
-            numeric = true;
-        } else {
-            return false;
-        }
-    }
-    numeric
-}
-
-/// The positional arguments of `call`, in order (no keywords, no comments).
-pub(crate) fn positional_arguments(call: Node<'_>) -> Vec<Node<'_>> {
-    call.field("arguments").map_or(Vec::new(), |a| {
-        let mut cursor = a.walk();
-        a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
-    })
-}
-
-pub(crate) fn parameter_name(param: Node<'_>) -> Option<Node<'_>> {
-    match param.kind_name() {
-        "identifier" => Some(param),
-        "default_parameter" | "typed_default_parameter" => param.field("name").filter(|n| n.kind_name() == "identifier"),
-        "typed_parameter" => param.named_child(0).and_then(|n| if n.kind_name() == "identifier" { Some(n) } else { parameter_name(n) }),
-        "list_splat_pattern" | "dictionary_splat_pattern" => param.named_child(0).filter(|n| n.kind_name() == "identifier"),
-        _ => None,
-    }
-}
-
-/// Statements of `text` that assign to an attribute of `self` at the start
-/// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
-/// attribute, and the statement through its continuation lines (until
-/// brackets close). What `Module::attribute_value` reads, and what the
-/// cache key of a method working through `self` covers.
-pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
-    // Only the lines holding `self.` can start one: found with a vector
-    // search, not line by line (a 12,000-line class is read on every edit
-    // of one of its methods that asks about an attribute).
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    // Where the next statement may start: after the last one found, with
-    // its continuation lines.
-    let mut next = 0;
-    for at in memchr::memmem::find_iter(bytes, b"self.") {
-        if at < next {
-            continue;
-        }
-        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
-        if line_start < next || !bytes[line_start..at].iter().all(|b| matches!(b, b' ' | b'\t')) {
-            continue;
-        }
-        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
-        let line = &text[line_start..line_end];
-        let rest = &text[at + 5..line_end];
-        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let after = rest[name_len..].trim_start_matches([' ', '\t']);
-        if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
-            let mut open = bracket_depth(line);
-            let mut end = line_end;
-            while open > 0 && end < text.len() {
-                let following = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(text.len(), |i| end + 1 + i);
-                open += bracket_depth(&text[end + 1..following]);
-                end = following;
-            }
-            next = end + 1;
-            out.push((at, &rest[..name_len], &text[line_start..end]));
-        }
-    }
-    out
-}
-
-/// Brackets opened minus brackets closed in `s`.
-fn bracket_depth(s: &str) -> i64 {
-    s.bytes().fold(0, |d, b| match b {
-        b'(' | b'[' | b'{' => d + 1,
-        b')' | b']' | b'}' => d - 1,
-        _ => d,
-    })
-}
-
-/// `name` is `module` or something in it (`numpy.fft` is within `numpy`,
-/// `numpyro` is not).
-pub(crate) fn within(name: &str, module: &str) -> bool {
-    name.strip_prefix(module).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-}
-
-/// Where an import is seen: the whole module for a module-level import; for
-/// one inside a function or class, from the import to the end of that
-/// scope, so that of two imports of one name in a function (`from a import
-/// X` in one branch, `from b import X` in a later one), code after the second
-/// sees the second.
-fn import_scope(scope_ranges: &[std::ops::Range<usize>], node: Node<'_>) -> std::ops::Range<usize> {
-    let scope = scope_ranges.last().expect("the module scope").clone();
-    if scope_ranges.len() == 1 {
-        scope
-    } else {
-        node.start_byte()..scope.end
     }
 }

@@ -19,8 +19,11 @@ fn fixtures() -> Vec<(String, String)> {
     out
 }
 
+/// A finding's range, code and the ranges its fix edits.
+type Place = (std::ops::Range<usize>, &'static str, Vec<std::ops::Range<usize>>);
+
 /// What a finding is, without its message (messages may quote line numbers).
-fn places(findings: &[Finding]) -> Vec<(std::ops::Range<usize>, &'static str, Vec<std::ops::Range<usize>>)> {
+fn places(findings: &[Finding]) -> Vec<Place> {
     findings
         .iter()
         .map(|f| (f.range.clone(), f.code, f.fix.as_ref().map(|x| x.edits.iter().map(|e| e.range.clone()).collect()).unwrap_or_default()))

@@ -320,12 +320,11 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         for statement in self.assignments.iter().copied().chain(self.returns.iter().copied()) {
             let mut found: Vec<Node<'t>> = Vec::new();
             visit(statement, &mut |n| match n.kind_name() {
-                "subscript" => {
-                    if n.field("value").is_some_and(|v| self.is_device(v, 0)) {
+                "subscript"
+                    if n.field("value").is_some_and(|v| self.is_device(v, 0)) => {
                         let mut c = n.walk();
                         found.extend(n.children_by_field_name("subscript", &mut c));
                     }
-                }
                 "binary_operator" | "comparison_operator" => {
                     let mut c = n.walk();
                     let parts: Vec<Node<'t>> = n.named_children(&mut c).collect();

@@ -428,7 +428,7 @@ pub fn apply_fixes<'a>(text: &str, fixes: impl IntoIterator<Item = &'a Fix>) -> 
             if edit.range.end > text.len() || !text.is_char_boundary(edit.range.start) || !text.is_char_boundary(edit.range.end) {
                 continue 'fixes;
             }
-            if taken.iter().any(|t| *t == edit) {
+            if taken.contains(&edit) {
                 continue;
             }
             if taken.iter().any(|t| conflicts(&t.range, &edit.range)) {

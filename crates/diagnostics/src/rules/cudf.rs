@@ -233,7 +233,7 @@ fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
     let Some(function) = super::context::function_of(module, node) else { return false };
     module.answer_once(function, "names a web address", || module.preorder(function).any(|n| {
         n.kind_name() == "string"
-            && !module.parent(n).is_some_and(|p| p.kind_name() == "expression_statement")
+            && module.parent(n).is_none_or(|p| p.kind_name() != "expression_statement")
             && {
                 let text = module.text_of(n);
                 text.contains("http://") || text.contains("https://") || text.contains("ftp://")

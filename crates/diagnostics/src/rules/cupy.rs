@@ -185,11 +185,10 @@ fn exclusive<'t>(module: &Module<'t>, a: Node<'t>, b: Node<'t>) -> bool {
     }
     let mut current = b;
     while let Some(parent) = module.parent(current) {
-        if parent.kind_name() == "if_statement" && parent.field("condition") != Some(current) {
-            if branches.iter().any(|(i, branch)| *i == parent.id() && *branch != current.id()) {
+        if parent.kind_name() == "if_statement" && parent.field("condition") != Some(current)
+            && branches.iter().any(|(i, branch)| *i == parent.id() && *branch != current.id()) {
                 return true;
             }
-        }
         if matches!(parent.kind_name(), "function_definition" | "class_definition") {
             break;
         }

@@ -154,11 +154,10 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
             _ => return,
         };
         push_sync(site.node, what, method == "copy_to_host", out);
-    } else if function.kind_name() == "identifier" && matches!(module.text_of(function), "float" | "int" | "bool") {
-        if module.first_positional(site.node).is_some_and(|a| matches!(module.value(a, site.scope), Value::Device(_))) {
+    } else if function.kind_name() == "identifier" && matches!(module.text_of(function), "float" | "int" | "bool")
+        && module.first_positional(site.node).is_some_and(|a| matches!(module.value(a, site.scope), Value::Device(_))) {
             push_sync(site.node, "converting a GPU value to a Python number copies it back to the host", false, out);
         }
-    }
 }
 
 /// Numba's transfers and syncs belong to numba, CuPy's to cupy.
@@ -222,8 +221,8 @@ fn assigns(module: &Module<'_>, body: Node<'_>, name: &str) -> bool {
 }
 
 /// Whether any node under `root` (itself included) satisfies `pred`.
-fn descendants(root: Node<'_>, mut pred: impl FnMut(Node<'_>) -> bool) -> bool {
-    gpulens_syntax::preorder(root).any(|n| pred(n))
+fn descendants(root: Node<'_>, pred: impl FnMut(Node<'_>) -> bool) -> bool {
+    gpulens_syntax::preorder(root).any(pred)
 }
 
 /// GPU007: NumPy called on data that is already on the GPU.
@@ -401,7 +400,7 @@ fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>
                      an invalid-configuration error. Use 256 (or 16x16 for 2-D) and more blocks."
                 ),
             ));
-        } else if total % 32 != 0 {
+        } else if !total.is_multiple_of(32) {
             let up = total.div_ceil(32) * 32;
             out.push(finding(
                 threads,

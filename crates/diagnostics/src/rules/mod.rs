@@ -156,11 +156,11 @@ pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &
         return context::python_callable(cx, call, value);
     }
     let text: String = cx.module.text_of(value).split_whitespace().collect();
-    if fallback.equals.iter().any(|e| *e == text) {
+    if fallback.equals.contains(&text) {
         return true;
     }
     let literal = matches!(value.kind_name(), "string" | "integer" | "float" | "true" | "false" | "none");
-    !fallback.not_in.is_empty() && literal && !fallback.not_in.iter().any(|e| *e == text)
+    !fallback.not_in.is_empty() && literal && !fallback.not_in.contains(&text)
 }
 
 /// The method called on a call's result, past any `[...]` selection:
@@ -315,7 +315,7 @@ pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
