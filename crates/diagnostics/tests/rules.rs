@@ -42,3 +42,29 @@ fn fixtures() {
         insta::assert_snapshot!(render(&text));
     });
 }
+
+/// Every rule is shown at work by at least one fixture: its code appears in
+/// a recorded snapshot of `fixtures/` (or, for advice that needs a GPU, of
+/// `profiles/`).
+#[test]
+fn every_rule_has_a_fixture() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots");
+    let snapshots: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with("rules__fixtures@") || n.starts_with("profiles__")
+            })
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(snapshots.len() > 50, "the fixtures' snapshots were not found in {dir}");
+    let missing: Vec<&str> = gpulens_diagnostics::RULES
+        .iter()
+        .map(|r| r.code)
+        .filter(|code| !snapshots.iter().any(|s| s.contains(&format!(" {code} "))))
+        .collect();
+    assert!(missing.is_empty(), "rules no fixture raises: {missing:?}");
+}
