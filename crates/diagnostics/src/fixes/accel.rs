@@ -10,35 +10,42 @@ use crate::{Applicability, Context, Fix};
 
 /// `import cudf.pandas` + `cudf.pandas.install()` before anything imports pandas.
 pub(super) fn cudf_pandas(cx: &Context<'_, '_>) -> Option<Fix> {
-    let text = cx.module.text;
-    if text.contains("cudf.pandas.install(") || text.contains("load_ext cudf.pandas") {
-        return None;
-    }
-    let mut draft = Draft::new(
-        Applicability::Unsafe,
+    zero_code_change(
+        cx,
+        "cudf",
         "Run pandas on the GPU: install cudf.pandas before pandas is imported (operations cuDF lacks fall back to \
          pandas on the CPU; for a script you can instead run `python -m cudf.pandas script.py`, in Jupyter \
          `%load_ext cudf.pandas`)",
-    );
-    draft.module_line(Anchor::FirstImport, "import cudf.pandas");
-    draft.module_line(Anchor::FirstImport, "cudf.pandas.install()");
-    draft.finish()
+    )
 }
 
 /// `import cuml.accel` + `cuml.accel.install()` before scikit-learn is imported.
 pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
-    let text = cx.module.text;
-    if text.contains("cuml.accel.install(") || text.contains("load_ext cuml.accel") {
-        return None;
-    }
-    let mut draft = Draft::new(
-        Applicability::Unsafe,
+    zero_code_change(
+        cx,
+        "cuml",
         "Run scikit-learn on the GPU: install cuml.accel before sklearn is imported (estimators or parameters cuML \
          lacks run on the CPU as before; for a script you can instead run `python -m cuml.accel script.py`, in \
          Jupyter `%load_ext cuml.accel`)",
-    );
-    draft.module_line(Anchor::FirstImport, "import cuml.accel");
-    draft.module_line(Anchor::FirstImport, "cuml.accel.install()");
+    )
+}
+
+/// The lines of a library's zero-code-change mode (libraries.toml's
+/// `zero_code_change.code`), put before the first import; nothing when the
+/// file already switches the mode on (in code or as a notebook magic).
+fn zero_code_change(cx: &Context<'_, '_>, library: &str, title: &str) -> Option<Fix> {
+    let mode = crate::rules::library(cx, library).zero_code_change.as_ref()?;
+    let text = cx.module.text;
+    let install_call = mode.code.as_deref()?.lines().last()?.trim();
+    let already = install_call.strip_suffix(')').is_some_and(|call| text.contains(call))
+        || mode.notebook.as_deref().is_some_and(|magic| text.contains(magic.trim_start_matches('%')));
+    if already {
+        return None;
+    }
+    let mut draft = Draft::new(Applicability::Unsafe, title);
+    for line in mode.code.as_deref()?.lines() {
+        draft.module_line(Anchor::FirstImport, line);
+    }
     draft.finish()
 }
 
