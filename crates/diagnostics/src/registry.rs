@@ -58,8 +58,8 @@ pub static RULES: &[Rule] = &[
         why: "Iterations that need the previous iteration's result cannot run in parallel, so this loop is not \
               a GPU kernel. The computation is a prefix scan, though, which NumPy does in one call and CuPy does \
               on the GPU with a parallel scan.",
-        example: "for i in range(1, n):\n    acc[i] = acc[i - 1] + x[i]",
-        use_instead: "acc[1:] = acc[0] + np.cumsum(x[1:])   # or cupy.cumsum on the GPU",
+        example: "import numpy as np\n\nx = np.random.rand(1_000_000)\nacc = np.empty_like(x)\nacc[0] = x[0]\nfor i in range(1, len(x)):\n    acc[i] = acc[i - 1] + x[i]",
+        use_instead: "import numpy as np\n\nx = np.random.rand(1_000_000)\nacc = np.cumsum(x)   # cupy.cumsum on the GPU",
     },
     Rule {
         code: "NUMBA001",
@@ -80,7 +80,7 @@ pub static RULES: &[Rule] = &[
               Numba-CUDA-MLIR cannot run the kernel: a GPU below compute capability 7.0, a CUDA ufunc, or a \
               file whose kernels already import numba-cuda (the new one stays beside them; moving the file is \
               that one import changed). Numba-CUDA-MLIR needs Python 3.11 or newer.",
-        example: "for i in range(len(x)):\n    out[i] = math.sin(x[i]) * math.exp(-x[i])",
+        example: "import math\n\nimport numpy as np\n\nx = np.linspace(0.0, 10.0, 2_000_000)\nout = np.empty_like(x)\nfor i in range(len(x)):\n    out[i] = math.sin(x[i]) * math.exp(-x[i])",
         use_instead: "from numba_cuda_mlir import cuda\n\n@cuda.jit\ndef kernel(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        \
                       out[i] = math.sin(x[i]) * math.exp(-x[i])\n\nd_x = cuda.to_device(x)\n\
                       d_out = cuda.device_array_like(d_x)\nkernel[(x.size + 255) // 256, 256](d_x, d_out)\nout = d_out.copy_to_host()",
@@ -96,7 +96,7 @@ pub static RULES: &[Rule] = &[
         why: "Each particle's update is independent within a step, so Warp can run all of them at once. Warp \
               compiles `@wp.kernel` functions to CUDA and has vector, quaternion and transform types built in, \
               plus spatial queries (hash grids, meshes, BVHs) for the neighbour searches simulations need.",
-        example: "for i in range(len(pos)):\n    vel[i] += force[i] * dt\n    pos[i] += vel[i] * dt",
+        example: "import numpy as np\n\n\ndef step(pos, vel, force, dt):\n    for i in range(len(pos)):\n        vel[i] += force[i] * dt\n        pos[i] += vel[i] * dt\n\n\nn = 100_000\nstep(np.zeros((n, 3)), np.zeros((n, 3)), np.random.rand(n, 3), 0.01)",
         use_instead: "import warp as wp\n\n@wp.kernel\ndef step(pos: wp.array(dtype=wp.vec3), vel: wp.array(dtype=wp.vec3),\n\
                       force: wp.array(dtype=wp.vec3), dt: float):\n    tid = wp.tid()\n    vel[tid] = vel[tid] + force[tid] * dt\n\
                       pos[tid] = pos[tid] + vel[tid] * dt\n\nwp.launch(step, dim=n, inputs=[pos, vel, force, dt], device=\"cuda\")",
@@ -128,8 +128,7 @@ pub static RULES: &[Rule] = &[
               lacks; the gain starts somewhere between 10,000 and 100,000 rows.",
         example: "import pandas as pd\n\nsales = pd.read_csv(\"sales.csv\")\n\
                   by_region = sales.groupby(\"region\")[\"amount\"].sum()",
-        use_instead: "import cudf.pandas\ncudf.pandas.install()  # before pandas is imported\nimport pandas as pd\n\n\
-                      sales = pd.read_csv(\"sales.csv\")\nby_region = sales.groupby(\"region\")[\"amount\"].sum()",
+        use_instead: "import cudf\n\n# Or the pandas code unchanged, run as: python -m cudf.pandas script.py\nsales = cudf.read_csv(\"sales.csv\")\nby_store = sales.groupby(\"store\")[\"amount\"].sum()",
     },
     Rule {
         code: "CUDF003",
@@ -143,8 +142,8 @@ pub static RULES: &[Rule] = &[
               Python per row: under cudf.pandas, iteration falls back to the CPU, copying the table back from \
               the GPU. Rewrite the loop as column operations (arithmetic on whole columns, `where`, \
               `map`, `groupby`) — that alone is often 100x faster in pandas, and cuDF then runs it on the GPU.",
-        example: "total = 0.0\nfor _, row in orders.iterrows():\n    total += row[\"price\"] * row[\"qty\"]",
-        use_instead: "total = (orders[\"price\"] * orders[\"qty\"]).sum()",
+        example: "import pandas as pd\n\norders = pd.read_parquet(\"orders.parquet\")\ntotal = 0.0\nfor _, row in orders.iterrows():\n    total += row[\"price\"] * row[\"qty\"]",
+        use_instead: "import pandas as pd\n\norders = pd.read_parquet(\"orders.parquet\")\ntotal = (orders[\"price\"] * orders[\"qty\"]).sum()",
     },
     Rule {
         code: "CUDF004",
@@ -161,9 +160,8 @@ pub static RULES: &[Rule] = &[
               data back from the GPU. The program still works, but this step gets no speedup and pays for the \
               copies. Where the argument is not essential (a different window statistic, `observed=True`, a \
               plain `pd.read_csv` of the whole file), changing it keeps the step on the GPU.",
-        example: "prices = pd.read_parquet(\"prices.parquet\")\nsmooth = prices.rolling(20).median()",
-        use_instead: "prices = pd.read_parquet(\"prices.parquet\")\n# cuDF runs mean (and sum, min, max, var, std, count) over a window:\n\
-                      smooth = prices.rolling(20).mean()",
+        example: "import pandas as pd\n\nprices = pd.read_parquet(\"prices.parquet\")\nsmooth = prices.rolling(20).median()",
+        use_instead: "import pandas as pd\n\nprices = pd.read_parquet(\"prices.parquet\")\n# cuDF runs mean (and sum, min, max, var, std, count) over a window:\nsmooth = prices.rolling(20).mean()",
     },
     Rule {
         code: "CUML001",
@@ -238,8 +236,8 @@ pub static RULES: &[Rule] = &[
         summary: "Raw binary file read that KvikIO reads straight into GPU memory",
         what: "`numpy.fromfile`, `numpy.frombuffer(f.read())` and similar reads of raw binary data into an array.",
         why: "Data headed for the GPU normally travels disk → host memory → GPU. KvikIO reads files directly into GPU buffers, using GPUDirect Storage to skip host memory where the system supports it and parallel POSIX reads otherwise.",
-        example: "data = np.fromfile(\"volume.raw\", dtype=np.float32)\nd_data = cp.asarray(data)",
-        use_instead: "import kvikio\n\nd_data = cp.empty(n, dtype=cp.float32)\nwith kvikio.CuFile(\"volume.raw\", \"r\") as f:\n    f.read(d_data)",
+        example: "import cupy as cp\nimport numpy as np\n\ndata = np.fromfile(\"volume.raw\", dtype=np.float32)\nd_data = cp.asarray(data)",
+        use_instead: "import cupy as cp\nimport kvikio\n\nn = 512 * 512 * 512\nd_data = cp.empty(n, dtype=cp.float32)\nwith kvikio.CuFile(\"volume.raw\", \"r\") as f:\n    f.read(d_data)",
     },
     Rule {
         code: "CUCIM001",
@@ -260,8 +258,8 @@ pub static RULES: &[Rule] = &[
         summary: "Faiss, Annoy, hnswlib or PyNNDescent index that cuVS builds and searches on the GPU",
         what: "A CPU nearest-neighbour index (Faiss flat/IVF/HNSW indexes, Annoy, hnswlib, PyNNDescent), mapped to the matching cuVS index: brute_force, ivf_flat, ivf_pq, ivf_sq, cagra or nn_descent.",
         why: "Building and searching vector indexes is massively parallel; cuVS's CAGRA graph index in particular is built and searched far faster on the GPU, and can be converted to HNSW for CPU serving.",
-        example: "index = faiss.IndexFlatL2(128)\nindex.add(vectors)\nD, I = index.search(queries, 10)",
-        use_instead: "from cuvs.neighbors import brute_force\n\nindex = brute_force.build(cp.asarray(vectors))\nD, I = brute_force.search(index, cp.asarray(queries), 10)",
+        example: "import faiss\nimport numpy as np\n\nvectors = np.random.rand(1_000_000, 128).astype(np.float32)\nqueries = np.random.rand(10_000, 128).astype(np.float32)\nindex = faiss.IndexFlatL2(128)\nindex.add(vectors)\nD, I = index.search(queries, 10)",
+        use_instead: "import cupy as cp\nfrom cuvs.neighbors import brute_force\n\nvectors = cp.random.rand(1_000_000, 128, dtype=cp.float32)\nqueries = cp.random.rand(10_000, 128, dtype=cp.float32)\nindex = brute_force.build(vectors)\nD, I = brute_force.search(index, queries, 10)",
     },
     Rule {
         code: "CUSPATIAL001",
@@ -271,7 +269,7 @@ pub static RULES: &[Rule] = &[
         summary: "GeoPandas spatial operation with a cuSpatial equivalent (cuSpatial is archived)",
         what: "GeoPandas spatial joins, point-in-polygon tests and distances that cuSpatial implements.",
         why: "cuSpatial ran these on the GPU, but it is archived: its last release (25.04) pins cudf 25.4 and conflicts with current RAPIDS. Keep the geometry on the CPU with GeoPandas/Shapely and move the tabular work around it to cuDF; use cuSpatial only in a separate legacy environment.",
-        example: "joined = gpd.sjoin(points, regions, predicate=\"within\")",
+        example: "import geopandas as gpd\n\npoints = gpd.read_file(\"points.gpkg\")\nregions = gpd.read_file(\"regions.gpkg\")\njoined = gpd.sjoin(points, regions, predicate=\"within\")",
         use_instead: "# Keep the spatial join in GeoPandas; move the table work to cuDF:\njoined = gpd.sjoin(points, regions, predicate=\"within\")\nsummary = cudf.from_pandas(pd.DataFrame(joined.drop(columns=\"geometry\"))).groupby(\"region\").size()",
     },
     Rule {
@@ -282,7 +280,7 @@ pub static RULES: &[Rule] = &[
         summary: "Cross-filter dashboard code with a cuxfilter equivalent (cuxfilter is discontinued)",
         what: "Linked-selection dashboards (HoloViews `link_selections`) and Datashader aggregation over large frames.",
         why: "cuxfilter built such dashboards on cuDF, but RAPIDS 26.06 was its last release. For new work, prepare the data with cuDF and keep HoloViews/hvPlot/Datashader (which accept cuDF frames) served through Panel; use cuxfilter only where it is already in use.",
-        example: "ls = hv.link_selections.instance()\nls(scatter + histogram)",
+        example: "import holoviews as hv\n\nscatter = hv.Scatter(events, \"x\", \"y\")\nhistogram = hv.Histogram(events[\"x\"])\nlinked = hv.link_selections(scatter + histogram)",
         use_instead: "import cudf\n\ndf = cudf.read_parquet(\"events.parquet\")  # cuDF frames work with hvPlot/Datashader\nls = hv.link_selections.instance()\nls(scatter + histogram)",
     },
     Rule {
@@ -293,7 +291,7 @@ pub static RULES: &[Rule] = &[
         summary: "Geometry query (ray casting, closest point, SDF, marching cubes, rotations) that Warp runs on the GPU",
         what: "Calls to CPU geometry libraries (trimesh ray casting and proximity queries, SciPy rotations and KD-trees, scikit-image marching cubes) whose work Warp's meshes, hash grids and quaternion types do on the GPU; trimesh's ray API (`mesh.ray.intersects_id(...)`, `intersector.intersects_location(...)`) is recognised on a mesh the code receives.",
         why: "Warp has BVH-accelerated mesh queries (`wp.mesh_query_ray`, `wp.mesh_query_point`), hash grids for neighbour search and vector/quaternion types, all usable inside `@wp.kernel` functions that run once per query in parallel.",
-        example: "locations, rays, tris = mesh.ray.intersects_location(origins, directions)",
+        example: "import numpy as np\n\n\ndef hit_distances(mesh, origins, directions):\n    locations, rays, tris = mesh.ray.intersects_location(origins, directions)\n    return np.linalg.norm(locations - origins[rays], axis=1)",
         use_instead: "wp_mesh = wp.Mesh(points=wp.array(mesh.vertices, dtype=wp.vec3), indices=wp.array(mesh.faces.ravel(), dtype=int))\n# then a @wp.kernel that calls wp.mesh_query_ray(wp_mesh.id, origin, direction, max_t)",
     },
     Rule {
@@ -304,7 +302,7 @@ pub static RULES: &[Rule] = &[
         summary: "Numba CPU-compiled function that could be a CUDA kernel",
         what: "`numba.njit`/`numba.jit` called with `parallel=True` (typically `@njit(parallel=True)` over a `prange` loop): a loop declared data-parallel, which could run on the GPU instead.",
         why: "A loop already compiled for the CPU with Numba is a good candidate for `@cuda.jit`: the body translates almost as is, with the loop index replaced by `cuda.grid(1)` and a bounds check. It pays off when the iterations are independent and number in the hundreds of thousands or more. The kernel is written for Numba-CUDA-MLIR (NVIDIA's successor to numba-cuda, which is in maintenance mode), or for numba-cuda on a GPU below compute capability 7.0, for a CUDA ufunc (`@vectorize`/`@guvectorize` with `target=\"cuda\"`, which Numba-CUDA-MLIR does not support yet) and in a file that already imports numba-cuda.",
-        example: "@njit(parallel=True)\ndef scale(x, out):\n    for i in prange(x.size):\n        out[i] = 2.0 * x[i]",
+        example: "import numpy as np\nfrom numba import njit, prange\n\n\n@njit(parallel=True)\ndef scale(x, out):\n    for i in prange(x.size):\n        out[i] = 2.0 * x[i]",
         use_instead: "from numba_cuda_mlir import cuda\n\n@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i]",
     },
     Rule {
@@ -315,8 +313,8 @@ pub static RULES: &[Rule] = &[
         summary: "The same host data copied to the GPU in every iteration of a loop",
         what: "`cp.asarray(x)` or `cuda.to_device(x)` inside a loop, where `x` does not change in the loop.",
         why: "Host-to-device copies cross PCIe at a few tens of GB/s, far slower than the GPU's own memory. Copying the same data again in every iteration can cost more than the computation; copy once before the loop and reuse the device array.",
-        example: "for step in range(steps):\n    d_weights = cp.asarray(weights)\n    out = d_weights @ d_x",
-        use_instead: "d_weights = cp.asarray(weights)\nfor step in range(steps):\n    out = d_weights @ d_x",
+        example: "import cupy as cp\nimport numpy as np\n\nweights = np.random.rand(4096, 4096)\nd_x = cp.random.rand(4096)\nfor step in range(100):\n    d_weights = cp.asarray(weights)\n    out = d_weights @ d_x",
+        use_instead: "import cupy as cp\nimport numpy as np\n\nweights = np.random.rand(4096, 4096)\nd_x = cp.random.rand(4096)\nd_weights = cp.asarray(weights)\nfor step in range(100):\n    out = d_weights @ d_x",
     },
     Rule {
         code: "GPU002",
@@ -326,8 +324,8 @@ pub static RULES: &[Rule] = &[
         summary: "Copy back or synchronisation in every iteration of a loop",
         what: "Inside a loop: `cp.asnumpy`, `.get()`, `.item()`, `.copy_to_host()`, `float()`/`int()`/`bool()` of a GPU value, an explicit `synchronize()`, or an `if`/`while` that tests a GPU value.",
         why: "GPU calls are queued and return at once; anything that needs a value on the host makes the CPU wait for all queued work and copies the value back. Done every iteration, the GPU idles while Python catches up. Keep results on the GPU and check them every N iterations, or after the loop.",
-        example: "while True:\n    x = step(x)\n    if cp.abs(x - prev).max() < tol:\n        break",
-        use_instead: "for i in range(max_iter):\n    x = step(x)\n    if i % 50 == 0 and cp.abs(x - prev).max() < tol:  # check every 50 steps\n        break",
+        example: "import cupy as cp\n\nx = cp.random.rand(1_000_000)\ntol = 1e-6\nwhile True:\n    prev = x\n    x = cp.sqrt(x)\n    if cp.abs(x - prev).max() < tol:\n        break",
+        use_instead: "import cupy as cp\n\nx = cp.random.rand(1_000_000)\ntol = 1e-6\nfor i in range(10_000):\n    prev = x\n    x = cp.sqrt(x)\n    if i % 50 == 0 and cp.abs(x - prev).max() < tol:  # check every 50 steps\n        break",
     },
     Rule {
         code: "GPU003",
@@ -337,8 +335,8 @@ pub static RULES: &[Rule] = &[
         summary: "Numba CUDA kernel that indexes with cuda.grid() without a bounds check",
         what: "A `@cuda.jit` kernel that takes its index from `cuda.grid()` (or threadIdx/blockIdx) and never compares it with the array's size.",
         why: "The number of threads launched is rounded up to whole blocks, so the last block usually has threads whose index is past the end of the array. Without a check they read and write memory that isn't theirs: an illegal-address error, or silent corruption.",
-        example: "@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    out[i] = 2.0 * x[i]",
-        use_instead: "@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = 2.0 * x[i]",
+        example: "from numba import cuda\n\n\n@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    out[i] = 2.0 * x[i]",
+        use_instead: "from numba import cuda\n\n\n@cuda.jit\ndef scale(x, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = 2.0 * x[i]",
     },
     Rule {
         code: "GPU004",
@@ -348,8 +346,8 @@ pub static RULES: &[Rule] = &[
         summary: "Threads per block not a multiple of 32, or above 1024",
         what: "A kernel launch `kernel[blocks, threads](...)` whose threads per block (a literal or a known constant) is not a multiple of 32, or exceeds 1024.",
         why: "NVIDIA GPUs run threads in warps of 32; a block of 100 threads occupies 4 warps and leaves 28 thread slots idle. More than 1024 threads per block is not allowed at all: the launch fails.",
-        example: "kernel[blocks, 100](d_x, d_out)",
-        use_instead: "threads = 128\nkernel[(n + threads - 1) // threads, threads](d_x, d_out)",
+        example: "import numpy as np\nfrom numba import cuda\n\n\n@cuda.jit\ndef double(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i]\n\n\nd_x = cuda.to_device(np.ones(1_000_000))\nd_out = cuda.device_array_like(d_x)\ndouble[(d_x.size + 99) // 100, 100](d_x, d_out)",
+        use_instead: "import numpy as np\nfrom numba import cuda\n\n\n@cuda.jit\ndef double(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i]\n\n\nd_x = cuda.to_device(np.ones(1_000_000))\nd_out = cuda.device_array_like(d_x)\nthreads = 128\ndouble[(d_x.size + threads - 1) // threads, threads](d_x, d_out)",
     },
     Rule {
         code: "GPU005",
@@ -359,8 +357,8 @@ pub static RULES: &[Rule] = &[
         summary: "Timing GPU work without synchronising first",
         what: "Two clock readings (`time.time()`, `time.perf_counter()`) around GPU work with no synchronisation before the second one.",
         why: "Kernel launches and CuPy calls return as soon as the work is queued. Reading the clock right after measures the launch, not the computation, which makes the GPU look impossibly fast — and the cost shows up later, wherever the program next waits.",
-        example: "t0 = time.perf_counter()\ny = cp.fft.fft(x)\nelapsed = time.perf_counter() - t0",
-        use_instead: "t0 = time.perf_counter()\ny = cp.fft.fft(x)\ncp.cuda.get_current_stream().synchronize()\nelapsed = time.perf_counter() - t0",
+        example: "import time\n\nimport cupy as cp\n\nx = cp.random.rand(1 << 24)\nt0 = time.perf_counter()\ny = cp.fft.fft(x)\nelapsed = time.perf_counter() - t0",
+        use_instead: "import time\n\nimport cupy as cp\n\nx = cp.random.rand(1 << 24)\nt0 = time.perf_counter()\ny = cp.fft.fft(x)\ncp.cuda.get_current_stream().synchronize()\nelapsed = time.perf_counter() - t0",
     },
     Rule {
         code: "GPU006",
@@ -370,8 +368,8 @@ pub static RULES: &[Rule] = &[
         summary: "Python float literal in a float32 Numba kernel promotes it to float64",
         what: "A float literal such as `0.5` in a `@cuda.jit` kernel whose signature declares float32 data.",
         why: "Numba types Python floats as float64, so `0.5 * x[i]` with float32 `x` computes in float64. Consumer and many workstation GPUs run float64 at 1/32 or 1/64 of float32 speed.",
-        example: "@cuda.jit(\"void(float32[:], float32[:])\")\ndef half(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 0.5 * x[i]",
-        use_instead: "from numba import float32\n\n@cuda.jit(\"void(float32[:], float32[:])\")\ndef half(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = float32(0.5) * x[i]",
+        example: "from numba import cuda\n\n\n@cuda.jit(\"void(float32[:], float32[:])\")\ndef half(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 0.5 * x[i]",
+        use_instead: "from numba import cuda, float32\n\n\n@cuda.jit(\"void(float32[:], float32[:])\")\ndef half(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = float32(0.5) * x[i]",
     },
     Rule {
         code: "GPU007",
@@ -381,8 +379,8 @@ pub static RULES: &[Rule] = &[
         summary: "NumPy function called on data that is already on the GPU",
         what: "A `numpy` function given a CuPy array (or a Numba device array).",
         why: "`np.asarray` of a CuPy array raises a TypeError, since CuPy refuses silent copies to the host. Other NumPy functions may be dispatched to CuPy, but they read as CPU code and any that are not dispatched copy the data to the host. Call the `cupy` function.",
-        example: "d = cp.asarray(x)\ntotal = np.sum(d)\nhost = np.asarray(d)",
-        use_instead: "d = cp.asarray(x)\ntotal = cp.sum(d)\nhost = cp.asnumpy(d)",
+        example: "import cupy as cp\nimport numpy as np\n\nx = np.random.rand(1_000_000)\nd = cp.asarray(x)\ntotal = np.sum(d)\nhost = np.asarray(d)",
+        use_instead: "import cupy as cp\nimport numpy as np\n\nx = np.random.rand(1_000_000)\nd = cp.asarray(x)\ntotal = cp.sum(d)\nhost = cp.asnumpy(d)",
     },
     Rule {
         code: "GPU008",
@@ -392,8 +390,8 @@ pub static RULES: &[Rule] = &[
         summary: "Python function applied to a cuDF frame: it must compile with Numba",
         what: "`apply`, `map`, `applymap` or `apply_rows` on a cuDF DataFrame or Series with a Python function or lambda.",
         why: "cuDF compiles such functions with Numba to run on the GPU. Only numeric scalars (and some string operations) are supported; Python objects, containers or calls into other libraries fail to compile. Column arithmetic is faster and always runs on the GPU.",
-        example: "df[\"total\"] = df.apply(lambda r: r[\"price\"] * r[\"qty\"], axis=1)",
-        use_instead: "df[\"total\"] = df[\"price\"] * df[\"qty\"]",
+        example: "import cudf\n\ndf = cudf.read_parquet(\"orders.parquet\")\ndf[\"total\"] = df.apply(lambda r: r[\"price\"] * r[\"qty\"], axis=1)",
+        use_instead: "import cudf\n\ndf = cudf.read_parquet(\"orders.parquet\")\ndf[\"total\"] = df[\"price\"] * df[\"qty\"]",
     },
     Rule {
         code: "GPU009",
@@ -418,8 +416,8 @@ pub static RULES: &[Rule] = &[
         why: "Consumer and inference GPUs have few float64 units: an RTX 4090 runs float64 at 1/64 of its float32 \
               rate, a T4 at 1/32. Work that tolerates single precision runs many times faster in float32, and \
               float32 matrix products can also use the tensor cores (TF32).",
-        example: "a = cp.random.rand(4096, 4096)\nb = a @ a",
-        use_instead: "a = cp.random.rand(4096, 4096, dtype=cp.float32)\nb = a @ a",
+        example: "import cupy as cp\n\na = cp.random.rand(4096, 4096)\nb = a @ a",
+        use_instead: "import cupy as cp\n\na = cp.random.rand(4096, 4096, dtype=cp.float32)\nb = a @ a",
     },
 ];
 

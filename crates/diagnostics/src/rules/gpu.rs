@@ -23,7 +23,10 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         cudf_udf(cx, site, out);
     }
     for condition in &module.conditions {
-        if condition.repeats && matches!(module.value(condition.node, condition.scope), Value::Device(_)) {
+        if condition.repeats
+            && matches!(module.value(condition.node, condition.scope), Value::Device(_))
+            && !every_nth_iteration(module, condition.node)
+        {
             out.push(finding(
                 condition.node,
                 "GPU002",
@@ -247,6 +250,21 @@ fn numpy_on_device(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>
         )
     };
     out.push(finding(site.node, "GPU007", message));
+}
+
+/// `i % 50 == 0 and <GPU test>`: the GPU value is read only on every Nth
+/// iteration (`and` stops at a false host test), which is what GPU002 advises.
+fn every_nth_iteration(module: &crate::Module<'_>, condition: Node<'_>) -> bool {
+    let Some(left) = condition
+        .field("left")
+        .filter(|_| condition.kind_name() == "boolean_operator" && condition.field("operator").is_some_and(|o| module.text_of(o) == "and"))
+    else {
+        return false;
+    };
+    left.kind_name() == "comparison_operator"
+        && left.named_child(0).is_some_and(|l| {
+            l.kind_name() == "binary_operator" && l.field("operator").is_some_and(|o| module.text_of(o) == "%")
+        })
 }
 
 /// GPU008: Python functions applied row by row to a cuDF frame.
