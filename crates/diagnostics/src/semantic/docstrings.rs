@@ -1,0 +1,150 @@
+//! Types and shapes a docstring states for its parameters (NumPy, Google
+//! and Sphinx styles).
+
+/// The parameters a docstring documents, with the type it gives each, in
+/// the three usual styles: NumPy's (`name : int, optional`, `x, y : float`),
+/// Google's (`name (int): ...`) and Sphinx's (`:type name: int`,
+/// `:param int name:`).
+pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
+    for line in doc.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix(":type ") {
+            if let Some((name, ty)) = rest.split_once(':') {
+                if is_name(name.trim()) {
+                    out.push((name.trim(), ty.trim()));
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(":param ") {
+            if let Some((head, _)) = rest.split_once(':') {
+                if let Some((ty, name)) = head.trim().rsplit_once(' ') {
+                    if is_name(name) {
+                        out.push((name, ty.trim()));
+                    }
+                }
+            }
+            continue;
+        }
+        // Google: `name (int): ...` / `name (int, optional): ...`
+        if let Some((head, _)) = line.split_once("):") {
+            if let Some((name, ty)) = head.split_once(" (") {
+                if is_name(name.trim()) {
+                    out.push((name.trim(), ty.trim()));
+                    continue;
+                }
+            }
+        }
+        // NumPy: `name : type`, `a, b : type` (the colon set off by spaces).
+        if let Some((names, ty)) = line.split_once(" : ") {
+            let names: Vec<&str> = names.split(',').map(str::trim).collect();
+            if names.iter().all(|n| is_name(n)) {
+                out.extend(names.into_iter().map(|n| (n, ty.trim())));
+            }
+        }
+    }
+    out
+}
+
+/// The shapes a documented type gives, each a list of its dimensions as
+/// written (`(n, 3) float or (p, n, 3,) float` gives `[n, 3]` and
+/// `[p, n, 3]`; `ndarray (k_ar x neqs)` gives `[k_ar, neqs]`). Words in
+/// parentheses that are not a shape (`(optional)`, `(default: 3)`) are not:
+/// one word counts only in an array's type or with its comma (`(n,)`).
+pub(super) fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
+    let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
+    let mut shapes = Vec::new();
+    let mut rest = lower;
+    while let Some(open) = rest.find('(') {
+        let Some(len) = rest[open..].find(')') else { break };
+        let inside = &rest[open + 1..open + len];
+        rest = &rest[open + len + 1..];
+        let dims: Vec<&str> =
+            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
+        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !dims.is_empty() && dims.iter().all(dimension) && (arrays || inside.contains(',')) {
+            shapes.push(dims);
+        }
+    }
+    shapes
+}
+
+/// A documented type that is one-dimensional: `1-D array`, `(n,) float`,
+/// `array of shape (n_samples,)`, `ndarray (1 x neqs) or (neqs)`: every
+/// shape it gives has one dimension other than 1 (and it gives one).
+pub(crate) fn vector_type(ty: &str) -> bool {
+    let lower = ty.to_ascii_lowercase();
+    // A container of arrays (`sequence of 1-D array_like`, `list of arrays`)
+    // is not one: its elements are.
+    let containers = ["sequence of", "list of", "tuple of", "iterable of", "collection of"];
+    if lower.contains("arrays")
+        || containers.iter().any(|c| lower.find(c).is_some_and(|at| {
+            let rest = &lower[at + c.len()..];
+            rest.contains("array") || rest.contains("1-d") || rest.contains("1d") || rest.contains('(')
+        }))
+    {
+        return false;
+    }
+    // Dimensionality words (`1d`, `2-D`, `nd`): all of them must say one.
+    let dimensionality: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| {
+            let w = w.strip_suffix('d').map(|w| w.strip_suffix('-').unwrap_or(w));
+            w.is_some_and(|w| !w.is_empty() && (w == "n" || w.chars().all(|c| c.is_ascii_digit())))
+        })
+        .collect();
+    if !dimensionality.is_empty() && dimensionality.iter().any(|w| !matches!(*w, "1d" | "1-d")) {
+        return false;
+    }
+    let shapes = documented_shapes(&lower);
+    if shapes.iter().any(|dims| dims.iter().filter(|d| **d != "1").count() != 1) {
+        return false;
+    }
+    !dimensionality.is_empty() || !shapes.is_empty()
+}
+
+/// The number of columns every shape in a documented type ends with, when
+/// they all end with the same number (`(n, 3) float or (p, n, 3,) float`).
+pub(crate) fn documented_columns(ty: &str) -> Option<u64> {
+    let lower = ty.to_ascii_lowercase();
+    let mut columns = None;
+    for dims in documented_shapes(&lower) {
+        let last = (dims.len() >= 2).then(|| dims[dims.len() - 1].parse::<u64>().ok()).flatten()?;
+        if columns.is_some_and(|c| c != last) {
+            return None;
+        }
+        columns = Some(last);
+    }
+    columns
+}
+
+/// A documented type that means one number: `int`, `float, optional`,
+/// `positive int or None`, `float, default=0.5`. Anything that also allows
+/// an array or a sequence (`float | array-like`, `int or tuple of int`) is not.
+pub(crate) fn number_type(ty: &str) -> bool {
+    let lower = ty.to_ascii_lowercase().replace(['`', '~'], "");
+    let mut numeric = false;
+    for part in lower.split([',', '|', ';']).flat_map(|p| p.split(" or ")) {
+        let part = part.trim().trim_end_matches('.');
+        if part.is_empty() || part == "optional" || part == "none" || part.starts_with("default") || part == "keyword-only" {
+            continue;
+        }
+        let words: Vec<&str> = part
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "positive" | "non-negative" | "nonnegative" | "strictly" | "python" | "a" | "an"))
+            .collect();
+        let [word] = words.as_slice() else { return false };
+        let word = word.trim_start_matches("numpy.").trim_start_matches("np.").trim_start_matches("numbers.");
+        if matches!(
+            word,
+            "int" | "float" | "bool" | "complex" | "integer" | "number" | "scalar" | "real" | "boolean" | "float32"
+                | "float64" | "int32" | "int64"
+        ) {
+            numeric = true;
+        } else {
+            return false;
+        }
+    }
+    numeric
+}

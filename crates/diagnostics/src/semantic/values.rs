@@ -1,0 +1,851 @@
+//! What a name or an expression holds: arrays and their sizes, DataFrames,
+//! graphs, data already on the GPU, evaluated on demand with a depth limit.
+
+use gpulens_syntax::NodeExt;
+
+use gpulens_knowledge::{ApiKind, ApiMapping, SizeSpec};
+use gpulens_syntax::Node;
+
+use super::*;
+
+impl<'t> Module<'t> {
+    /// The fully qualified name an expression refers to through the imports:
+    /// `np.fft.fft` → `numpy.fft.fft`, `KM` → `sklearn.cluster.KMeans`.
+    pub fn qualified_name(&self, expr: Node<'_>) -> Option<String> {
+        self.qualified_through(expr, |name, offset| self.import_at(name, offset))
+    }
+
+    /// The dotted name `expr` (`a.b.c`) spells, its first part replaced by
+    /// what `import_of(first part, offset)` says it is.
+    pub(super) fn qualified_through<'s>(&'s self, expr: Node<'_>, import_of: impl Fn(&str, usize) -> Option<&'s str>) -> Option<String> {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut node = expr;
+        while node.kind_name() == "attribute" {
+            parts.push(self.text_of(node.field("attribute")?));
+            node = node.field("object")?;
+        }
+        if node.kind_name() != "identifier" {
+            return None;
+        }
+        let mut name = import_of(self.text_of(node), node.start_byte())?.to_string();
+        for part in parts.iter().rev() {
+            name.push('.');
+            name.push_str(part);
+        }
+        Some(name)
+    }
+
+    /// What `self.name` holds, from the assignments to it in any method of
+    /// the class around `expr`, when they build one model or index from the
+    /// knowledge base (and no other) (`self.nn = NearestNeighbors(...)` in
+    /// one method, `self.nn.kneighbors(X)` in another). Read from the tree
+    /// and the module-level imports only, so that it does not depend on
+    /// which functions this analysis walked.
+    /// The `self.x = …` statements of `class`: where each starts and the attribute.
+    pub(crate) fn assignments_to_self(&self, class: Node<'_>) -> Vec<(usize, &'t str)> {
+        let known = self.class_assignments.borrow().get(&class.id()).cloned();
+        let known = known.unwrap_or_else(|| {
+            let start = class.start_byte();
+            let found: Vec<(usize, usize)> =
+                self_assignments(&self.text[class.byte_range()]).into_iter().map(|(at, attribute, _)| (start + at, attribute.len())).collect();
+            let found = std::rc::Rc::new(found);
+            self.class_assignments.borrow_mut().insert(class.id(), found.clone());
+            found
+        });
+        // `self.` is five bytes.
+        known.iter().map(|&(at, len)| (at, &self.text[at + 5..at + 5 + len])).collect()
+    }
+
+    /// The names (as byte ranges) of the methods `class` defines at
+    /// `column`, as `find` reads them, read once per class and column: the
+    /// rules ask about one method after another.
+    pub(crate) fn class_methods(
+        &self,
+        class: Node<'_>,
+        column: usize,
+        find: impl FnOnce() -> Vec<std::ops::Range<usize>>,
+    ) -> std::rc::Rc<Vec<std::ops::Range<usize>>> {
+        let key = (class.id(), column);
+        if let Some(known) = self.class_methods.borrow().get(&key) {
+            return known.clone();
+        }
+        let found = std::rc::Rc::new(find());
+        self.class_methods.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    pub(super) fn attribute_value(&self, expr: Node<'t>) -> Value {
+        let Some(attribute) = expr.field("attribute") else { return Value::Unknown };
+        let name = self.text_of(attribute);
+        let class = self.ancestors(expr).find(|c| c.kind_name() == "class_definition");
+        // A class with syntax errors parses differently depending on what
+        // surrounds it: what its methods assign is not to be relied on.
+        let Some(class) = class.filter(|c| !c.has_error()) else { return Value::Unknown };
+        let key = (class.id(), name.to_string());
+        if let Some(v) = self.attributes.borrow().get(&key) {
+            return *v;
+        }
+        let mut found: Option<Value> = None;
+        // The statements that assign it start a line with `self.name =`:
+        // found in the class's text, then looked up in the tree (a walk of
+        // a large class per attribute would cost more than the rules).
+        let pattern = format!("self.{name}");
+        for &(start, attribute) in self.assignments_to_self(class).iter() {
+            if attribute != name {
+                continue;
+            }
+            let Some(node) = self.root.descendant_for_byte_range(start, start + pattern.len()) else { continue };
+            let Some(assignment) = [Some(node), self.parent(node)].into_iter().flatten().find_map(|n| self.parent(n).filter(|p| p.kind_name() == "assignment"))
+            else {
+                continue;
+            };
+            let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right")) else {
+                continue;
+            };
+            if left.kind_name() != "attribute" || left.start_byte() != start {
+                continue;
+            }
+            let model = (right.kind_name() == "call")
+                .then(|| right.field("function"))
+                .flatten()
+                .and_then(|f| self.module_level_name(f))
+                .and_then(|q| self.knowledge.api(&q))
+                .filter(|api| matches!(api.kind, ApiKind::Estimator | ApiKind::Index))
+                .map(|api| Value::Model(api.cpu.as_str()));
+            // `self.x = None` and assignments of what can't be told don't
+            // contradict a model assigned elsewhere; two different models do.
+            match (found, model) {
+                (_, None) => {}
+                (None, Some(m)) => found = Some(m),
+                (Some(a), Some(b)) if a == b => {}
+                _ => {
+                    found = Some(Value::Unknown);
+                    break;
+                }
+            }
+        }
+        let value = found.unwrap_or(Value::Unknown);
+        self.attributes.borrow_mut().insert(key, value);
+        value
+    }
+
+    /// [`Module::qualified_name`] through the module-level imports only.
+    pub(super) fn module_level_name(&self, expr: Node<'_>) -> Option<String> {
+        let whole = 0..self.text.len();
+        self.qualified_through(expr, |name, _| {
+            self.imports.get(name)?.iter().find(|(scope, _)| *scope == whole).map(|(_, target)| target.as_str())
+        })
+    }
+
+    /// The knowledge-base entry a call's callee resolves to.
+    pub fn resolve_call(&self, call: Node<'_>) -> Option<(String, &'static ApiMapping)> {
+        let name = self.qualified_name(call.field("function")?)?;
+        let api = self.knowledge.api(&name)?;
+        Some((name, api))
+    }
+
+    /// [`Module::resolve_call`], also through a local alias of a library
+    /// function (`components = nx.weakly_connected_components`, then
+    /// `components(G)`).
+    pub fn resolve_call_in(&self, call: Node<'_>, scope: usize) -> Option<(String, &'static ApiMapping)> {
+        if let Some(found) = self.resolve_call(call) {
+            return Some(found);
+        }
+        let callee = call.field("function").filter(|f| f.kind_name() == "identifier")?;
+        let Some(Binding::Assigned(value)) = self.lookup(scope, self.text_of(callee), callee.start_byte()) else { return None };
+        if value.kind_name() != "attribute" {
+            return None;
+        }
+        let name = self.qualified_name(value)?;
+        let api = self.knowledge.api(&name)?;
+        Some((name, api))
+    }
+
+    /// The binding of `name` that a use at offset `at` sees: the last one made
+    /// before it in the same scope, else the module's (a global may be
+    /// assigned after the function that reads it).
+    pub(super) fn lookup(&self, scope: usize, name: &str, at: usize) -> Option<Binding<'t>> {
+        let before = |list: &Vec<(usize, Binding<'t>)>| list.iter().rev().find(|(o, _)| *o < at).map(|(_, b)| *b);
+        if let Some(local) = self.bindings.get(&(scope, name)) {
+            // A function's parameters are its own: the module's names of the
+            // same spelling are out of its sight.
+            if scope != MODULE_SCOPE && local.iter().any(|(_, b)| matches!(b, Binding::Parameter | Binding::Number(_) | Binding::Annotated(_)) ) {
+                return before(local).or(Some(Binding::Parameter));
+            }
+            if let Some(b) = before(local) {
+                return Some(b);
+            }
+        }
+        let module = self.bindings.get(&(MODULE_SCOPE, name))?;
+        before(module).or_else(|| (scope != MODULE_SCOPE).then(|| module.last().map(|(_, b)| *b)).flatten())
+    }
+
+    /// The source that defines `expr`'s value: its own text, or for a name,
+    /// the right-hand side of the assignment its use sees.
+    pub fn defining_text(&self, expr: Node<'_>, scope: usize) -> &'t str {
+        if expr.kind_name() == "identifier" {
+            if let Some(Binding::Assigned(rhs)) = self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                return self.text_of(rhs);
+            }
+        }
+        self.text_of(expr)
+    }
+
+    /// What `expr`, seen from `scope`, holds.
+    pub fn value(&self, expr: Node<'_>, scope: usize) -> Value {
+        self.eval(expr, scope, 0)
+    }
+
+    /// Notes that an evaluation reached `depth` (see [`Module::eval`]).
+    pub(super) fn reach(&self, depth: u32) {
+        self.reached.set(self.reached.get().max(depth));
+    }
+
+    /// Whether the depth limit cuts an evaluation at `depth` (noted, either way).
+    pub(super) fn cut(&self, depth: u32) -> bool {
+        self.reach(depth);
+        depth > MAX_EVAL_DEPTH
+    }
+
+    pub(super) fn eval(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
+        if self.cut(depth) {
+            return Value::Unknown;
+        }
+        // A name or a call is worth remembering: its value comes from its
+        // definitions, which every call using it would work out again.
+        let g = gpulens_syntax::grammar();
+        if expr.kind_id() != g.identifier && expr.kind_id() != g.call {
+            return self.eval_anew(expr, scope, depth);
+        }
+        // The depth changes a value only where the limit cuts its
+        // evaluation: one the limit cut nowhere, `height` deep below it,
+        // holds at any depth that leaves that much room. Others are
+        // remembered by depth.
+        let key = (expr.id(), scope);
+        if let Some(&(known, height)) = self.evaluated.borrow().get(&key) {
+            if depth + height <= MAX_EVAL_DEPTH {
+                self.reach(depth + height);
+                return known;
+            }
+        }
+        if let Some(&known) = self.evaluated_cut.borrow().get(&(expr.id(), scope, depth)) {
+            self.reach(MAX_EVAL_DEPTH + 1);
+            return known;
+        }
+        let outer = self.reached.replace(depth);
+        let value = self.eval_anew(expr, scope, depth);
+        let reached = self.reached.get();
+        if reached <= MAX_EVAL_DEPTH {
+            self.evaluated.borrow_mut().insert(key, (value, reached - depth));
+        } else {
+            self.evaluated_cut.borrow_mut().insert((expr.id(), scope, depth), value);
+        }
+        self.reached.set(outer.max(reached));
+        value
+    }
+
+    pub(super) fn eval_anew(&self, expr: Node<'_>, scope: usize, depth: u32) -> Value {
+        let depth = depth + 1;
+        match expr.kind_name() {
+            "integer" => parse_int(self.text_of(expr)).map_or(Value::Scalar, Value::Int),
+            "float" => {
+                let text = self.text_of(expr).replace('_', "");
+                match text.parse::<f64>() {
+                    Ok(f) if f >= 0.0 && f.fract() == 0.0 && f < 1e18 && text.contains(['e', 'E']) => {
+                        Value::Int(f as u64)
+                    }
+                    _ => Value::Scalar,
+                }
+            }
+            "true" | "false" | "none" | "string" | "concatenated_string" => Value::Unknown,
+            "parenthesized_expression" => expr.named_child(0).map_or(Value::Unknown, |e| self.eval(e, scope, depth)),
+            "unary_operator" => match expr.field("argument").map(|a| self.eval(a, scope, depth)) {
+                Some(Value::Int(_) | Value::Scalar) => Value::Scalar,
+                Some(v @ Value::Array(_)) => v,
+                _ => Value::Unknown,
+            },
+            "list" | "tuple" => Value::Array(element_count(expr)),
+            "identifier" => {
+                let name = self.text_of(expr);
+                if let Some(target) = self.import_at(name, expr.start_byte()) {
+                    return if NUMBER_CONSTANTS.contains(&target) { Value::Scalar } else { Value::Unknown };
+                }
+                match self.lookup(scope, name, expr.start_byte()) {
+                    Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
+                    Some(Binding::Annotated(ty)) => self.annotation_value(ty),
+                    Some(Binding::LoopIndex | Binding::Number(None)) => Value::Scalar,
+                    Some(Binding::Number(Some(n))) => Value::Int(n),
+                    // One element of a few numbers (`lat, lon = point` for a
+                    // `tuple[float, float]`); anything else is not known.
+                    // An element of a vector is one number.
+                    Some(Binding::Element(of)) => {
+                        if self.one_dimensional_at(of, scope, depth) { Value::Scalar } else { Value::Unknown }
+                    }
+                    Some(Binding::Unpacked(rhs)) => match self.eval(rhs, scope, depth) {
+                        Value::Array(Some(n)) if n <= 16 => Value::Scalar,
+                        _ => Value::Unknown,
+                    },
+                    Some(Binding::Parameter) | None => Value::Unknown,
+                }
+            }
+            "binary_operator" => {
+                let (Some(l), Some(r)) = (expr.field("left"), expr.field("right")) else {
+                    return Value::Unknown;
+                };
+                let op = expr.field("operator").map_or("", |o| self.text_of(o));
+                let (l, r) = (self.eval(l, scope, depth), self.eval(r, scope, depth));
+                match (l, r) {
+                    (v @ Value::Device(_), _) | (_, v @ Value::Device(_)) => v,
+                    (Value::Int(a), Value::Int(b)) => match op {
+                        "*" => Value::Int(a.saturating_mul(b)),
+                        "+" => Value::Int(a.saturating_add(b)),
+                        "-" => Value::Int(a.saturating_sub(b)),
+                        "//" if b != 0 => Value::Int(a / b),
+                        "**" => Value::Int(a.saturating_pow(b.min(64) as u32)),
+                        _ => Value::Scalar,
+                    },
+                    (Value::Array(a), Value::Array(b)) => Value::Array(a.zip(b).map(|(a, b)| a.max(b))),
+                    (v @ Value::Array(_), Value::Int(_) | Value::Scalar)
+                    | (Value::Int(_) | Value::Scalar, v @ Value::Array(_)) => v,
+                    (v @ Value::Frame(_), _) | (_, v @ Value::Frame(_)) => v,
+                    (Value::Int(_) | Value::Scalar, Value::Int(_) | Value::Scalar) => Value::Scalar,
+                    _ => Value::Unknown,
+                }
+            }
+            "attribute" => {
+                let Some(object) = expr.field("object") else { return Value::Unknown };
+                if object.kind_name() == "identifier" && self.text_of(object) == "self" {
+                    return self.attribute_value(expr);
+                }
+                // A named constant (`np.pi`, `math.e`) is one number.
+                if let Some(name) = self.qualified_name(expr) {
+                    if NUMBER_CONSTANTS.contains(&name.as_str()) || name.starts_with("scipy.constants.") {
+                        return Value::Scalar;
+                    }
+                }
+                match self.eval(object, scope, depth) {
+                    v @ (Value::Array(_) | Value::Frame(_) | Value::Device(_) | Value::GpuFrame) => v,
+                    _ => Value::Unknown,
+                }
+            }
+            "subscript" => {
+                let Some(object) = expr.field("value") else { return Value::Unknown };
+                match self.eval(object, scope, depth) {
+                    Value::Array(n) => {
+                        let mut cursor = expr.walk();
+                        let indices: Vec<Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
+                        let sliced = indices.iter().any(|s| s.kind_name() == "slice" || s.kind_name() == "tuple");
+                        // `x[x > 0]`: a selection of at most as many elements.
+                        let masked = indices.len() == 1 && indices[0].kind_name() == "comparison_operator";
+                        if masked {
+                            Value::Array(n)
+                        } else if sliced {
+                            Value::Array(None)
+                        } else {
+                            // One element (or one row): not array work by itself.
+                            let _ = n;
+                            Value::Scalar
+                        }
+                    }
+                    v @ (Value::Frame(_) | Value::Grouped(_) | Value::GpuFrame) => v,
+                    // An element of a CuPy array is a 0-d array, still on the GPU.
+                    Value::Device(_) => Value::Device(Some(1)),
+                    // `v[k]` with `k` a number, `v` a vector: one number.
+                    Value::Unknown => {
+                        let mut cursor = expr.walk();
+                        let indices: Vec<Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
+                        let element = matches!(indices.as_slice(), [i] if matches!(self.eval(*i, scope, depth), Value::Int(_) | Value::Scalar));
+                        if element && self.one_dimensional_at(object, scope, depth) { Value::Scalar } else { Value::Unknown }
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            "comparison_operator" | "boolean_operator" | "not_operator" => {
+                let mut cursor = expr.walk();
+                let on_device = expr
+                    .named_children(&mut cursor)
+                    .any(|c| matches!(self.eval(c, scope, depth), Value::Device(_)));
+                if on_device { Value::Device(Some(1)) } else { Value::Unknown }
+            }
+            "call" => self.eval_call(expr, scope, depth),
+            _ => Value::Unknown,
+        }
+    }
+
+    /// `expr` is a one-dimensional array, as far as its construction shows:
+    /// a range or grid of points (`np.arange(n)`, `np.linspace(a, b, n)`),
+    /// an array made from one length (`np.zeros(n)`), a flat list of
+    /// numbers, or element-wise math on such arrays and numbers.
+    pub fn one_dimensional(&self, expr: Node<'_>, scope: usize) -> bool {
+        self.one_dimensional_at(expr, scope, 0)
+    }
+
+    pub(super) fn one_dimensional_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        if self.cut(depth) {
+            return false;
+        }
+        let depth = depth + 1;
+        let number = |e: Node<'_>| matches!(self.eval(e, scope, depth), Value::Int(_) | Value::Scalar);
+        match expr.kind_name() {
+            "parenthesized_expression" => expr.named_child(0).is_some_and(|e| self.one_dimensional_at(e, scope, depth)),
+            "unary_operator" => expr.field("argument").is_some_and(|a| self.one_dimensional_at(a, scope, depth)),
+            "list" => {
+                let mut cursor = expr.walk();
+                let items: Vec<Node<'_>> = expr.named_children(&mut cursor).collect();
+                !items.is_empty() && items.iter().all(|i| number(*i))
+            }
+            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                Some(Binding::Assigned(rhs)) if self.import_at(self.text_of(expr), expr.start_byte()).is_none() => {
+                    self.one_dimensional_at(rhs, scope, depth)
+                }
+                Some(Binding::Parameter | Binding::Annotated(_)) => {
+                    self.documented.get(&(scope, self.text_of(expr))).is_some_and(|ty| vector_type(ty))
+                }
+                _ => false,
+            },
+            "binary_operator" => {
+                let (Some(l), Some(r)) = (expr.field("left"), expr.field("right")) else { return false };
+                let (lv, rv) = (self.one_dimensional_at(l, scope, depth), self.one_dimensional_at(r, scope, depth));
+                (lv && (rv || number(r))) || (rv && number(l))
+            }
+            "call" => {
+                let Some(function) = expr.field("function") else { return false };
+                // `a.ravel()`, `a.flatten()`: flat whatever `a` was.
+                if function.kind_name() == "attribute"
+                    && function.field("attribute").is_some_and(|m| matches!(self.text_of(m), "ravel" | "flatten"))
+                    && expr.field("arguments").is_some_and(|a| a.named_child_count() == 0)
+                {
+                    return true;
+                }
+                let Some(name) = self.qualified_name(function) else { return false };
+                let positional = positional_arguments(expr);
+                match name.as_str() {
+                    "numpy.arange" | "numpy.linspace" | "numpy.logspace" | "numpy.geomspace" => true,
+                    // A length, not a shape tuple.
+                    "numpy.zeros" | "numpy.ones" | "numpy.empty" | "numpy.full" => positional.first().is_some_and(|n| number(*n)),
+                    // The same shape as a vector.
+                    "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.copy" | "numpy.zeros_like"
+                    | "numpy.ones_like" | "numpy.empty_like" | "numpy.full_like" | "numpy.cumsum" | "numpy.sort" => {
+                        positional.first().is_some_and(|v| self.one_dimensional_at(*v, scope, depth))
+                    }
+                    // Flat by definition, whatever the input's shape.
+                    "numpy.ravel" | "numpy.flatnonzero" => true,
+                    // Without `axis`, np.append flattens both operands.
+                    "numpy.append" => self.keyword(expr, "axis").is_none(),
+                    // Joining a vector to anything gives a vector (the
+                    // others must be vectors too).
+                    "numpy.concatenate" | "numpy.hstack" => positional.first().is_some_and(|seq| {
+                        matches!(seq.kind_name(), "tuple" | "list") && {
+                            let mut cursor = seq.walk();
+                            let items: Vec<Node<'_>> = seq.named_children(&mut cursor).collect();
+                            items.iter().any(|i| self.one_dimensional_at(*i, scope, depth))
+                        }
+                    }),
+                    _ if ELEMENTWISE_MATH.contains(&name.as_str()) => {
+                        !positional.is_empty()
+                            && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))
+                            && positional.iter().all(|a| number(*a) || self.one_dimensional_at(*a, scope, depth))
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The number of columns (the last dimension) of the array `expr`,
+    /// when its documented shape gives it: a parameter documented as
+    /// `(n, 3)`, converted (`np.asarray`) or shifted (`points - centre`).
+    pub fn columns(&self, expr: Node<'_>, scope: usize) -> Option<u64> {
+        self.columns_at(expr, scope, 0)
+    }
+
+    pub(super) fn columns_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        if self.cut(depth) {
+            return None;
+        }
+        let depth = depth + 1;
+        match expr.kind_name() {
+            "parenthesized_expression" => self.columns_at(expr.named_child(0)?, scope, depth),
+            "identifier" => {
+                let name = self.text_of(expr);
+                match self.lookup(scope, name, expr.start_byte())? {
+                    Binding::Assigned(rhs) if self.import_at(name, expr.start_byte()).is_none() => self.columns_at(rhs, scope, depth),
+                    Binding::Parameter | Binding::Annotated(_) => documented_columns(self.documented.get(&(scope, name))?),
+                    _ => None,
+                }
+            }
+            "binary_operator" => {
+                let op = self.text_of(expr.field("operator")?);
+                if !matches!(op, "+" | "-" | "*" | "/") {
+                    return None;
+                }
+                let (l, r) = (expr.field("left")?, expr.field("right")?);
+                self.columns_at(l, scope, depth).or_else(|| self.columns_at(r, scope, depth))
+            }
+            "call" => {
+                let name = self.qualified_name(expr.field("function")?)?;
+                match name.as_str() {
+                    "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.ascontiguousarray" | "numpy.copy" => {
+                        self.columns_at(self.first_positional(expr)?, scope, depth)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `a` is `x.T` and `b` has as many columns as `x`, a known number `k`:
+    /// the product `x.T @ b` is a k x k matrix (a Gram or scatter matrix of
+    /// points, `np.dot(x.T, x)`). `k`.
+    pub fn gram_columns(&self, a: Node<'_>, b: Node<'_>, scope: usize) -> Option<u64> {
+        if a.kind_name() != "attribute" || self.text_of(a.field("attribute")?) != "T" {
+            return None;
+        }
+        let k = self.columns(a.field("object")?, scope)?;
+        (self.columns(b, scope)? == k).then_some(k)
+    }
+
+    pub(super) fn annotation_value(&self, ty: Node<'_>) -> Value {
+        let expr = if ty.kind_name() == "type" { ty.named_child(0) } else { Some(ty) };
+        // Numbers, and tuples of a few numbers (`point: tuple[float, float]`).
+        let text: String = expr.map_or("", |e| self.text_of(e)).split_whitespace().collect();
+        if matches!(text.as_str(), "float" | "int" | "complex" | "bool") {
+            return Value::Scalar;
+        }
+        if let Some(items) = text.strip_prefix("tuple[").and_then(|t| t.strip_suffix(']')) {
+            let items: Vec<&str> = items.split(',').collect();
+            if items.iter().all(|i| matches!(*i, "float" | "int" | "complex")) {
+                return Value::Array(Some(items.len() as u64));
+            }
+        }
+        match expr.and_then(|e| self.qualified_name(e)).as_deref() {
+            Some("numpy.ndarray" | "numpy.typing.NDArray" | "numpy.typing.ArrayLike") => Value::Array(None),
+            Some("pandas.DataFrame" | "pandas.Series") => Value::Frame(None),
+            Some("networkx.Graph" | "networkx.DiGraph" | "networkx.MultiGraph" | "networkx.MultiDiGraph") => {
+                Value::Graph(None)
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    pub(super) fn eval_call(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
+        let Some(function) = call.field("function") else { return Value::Unknown };
+        if let Some(name) = self.qualified_name(function) {
+            if let Some(v) = self.gpu_call_value(&name, call, scope, depth) {
+                return v;
+            }
+        }
+        if let Some((name, api)) = self.resolve_call(call) {
+            if matches!(name.as_str(), "numpy.dot" | "numpy.matmul") {
+                let (a, b) = (self.argument(call, "a", 0), self.argument(call, "b", 1));
+                if let Some(k) = a.zip(b).and_then(|(a, b)| self.gram_columns(a, b, scope)) {
+                    return Value::Array(Some(k.saturating_mul(k)));
+                }
+            }
+            let size = api.size.as_ref().and_then(|spec| self.size_of_call(call, spec, scope, depth));
+            return match (api.library.as_str(), api.kind) {
+                (_, ApiKind::Estimator | ApiKind::Index) => Value::Model(api.cpu.as_str()),
+                ("cudf", ApiKind::Create | ApiKind::Read) => Value::Frame(size),
+                ("cudf", ApiKind::Compute | ApiKind::Method) => Value::Frame(None),
+                ("cugraph", ApiKind::Graph) => Value::Graph(size),
+                (_, ApiKind::Create | ApiKind::Generate | ApiKind::Read) => Value::Array(size),
+                // A reduction over a whole array (no `axis`) is one number.
+                (_, ApiKind::Compute) if is_reduction(&api.cpu) && self.keyword(call, "axis").is_none() => Value::Scalar,
+                (_, ApiKind::Compute) => self.input_value(call, scope, depth),
+                _ => Value::Unknown,
+            };
+        }
+        // Another NumPy function of one number (`np.deg2rad(lat)`) is one number.
+        if self.qualified_name(function).is_some_and(|n| n.starts_with("numpy.")) {
+            let args = call.field("arguments");
+            let positional: Vec<Node<'_>> = args.map_or(Vec::new(), |a| {
+                let mut cursor = a.walk();
+                a.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect()
+            });
+            if let [only] = positional.as_slice() {
+                if self.eval(*only, scope, depth) == Value::Scalar {
+                    return Value::Scalar;
+                }
+            }
+        }
+        if function.kind_name() == "identifier" && self.text_of(function) == "len" && self.import_at("len", function.start_byte()).is_none() {
+            let arg = call.field("arguments").and_then(|a| a.named_child(0));
+            return match arg.map(|a| self.eval(a, scope, depth)) {
+                Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
+                _ => Value::Unknown,
+            };
+        }
+        if function.kind_name() == "attribute" {
+            let Some(object) = function.field("object") else { return Value::Unknown };
+            let method = function.field("attribute").map_or("", |m| self.text_of(m));
+            // `.reshape((4, 4))`, `.reshape(4, 4)`: as many elements as the
+            // shape says, whatever the array was.
+            if method == "reshape" {
+                if let Some(n) = self.size_of_call(call, &reshape_spec(call), scope, depth) {
+                    return Value::Array(Some(n));
+                }
+            }
+            return match self.eval(object, scope, depth) {
+                v @ Value::Array(_) => match method {
+                    "astype" | "copy" | "reshape" | "ravel" | "flatten" | "transpose" | "conj" | "clip" | "round" => v,
+                    _ => Value::Unknown,
+                },
+                Value::Frame(n) => match method {
+                    "iterrows" | "itertuples" | "items" | "iteritems" | "tolist" | "to_dict" | "to_numpy" => {
+                        Value::Unknown
+                    }
+                    "groupby" | "rolling" | "resample" | "expanding" | "ewm" => Value::Grouped(n),
+                    _ => Value::Frame(n),
+                },
+                Value::Grouped(n) => Value::Frame(n),
+                Value::Device(n) => match method {
+                    "get" => Value::Array(n),
+                    "item" | "tolist" => Value::Scalar,
+                    _ => Value::Device(n),
+                },
+                Value::GpuFrame => match method {
+                    "to_pandas" => Value::Frame(None),
+                    "to_cupy" | "values" => Value::Device(None),
+                    _ => Value::GpuFrame,
+                },
+                _ => Value::Unknown,
+            };
+        }
+        Value::Unknown
+    }
+
+    /// Values made by GPU libraries: CuPy arrays, Numba device arrays, cuDF frames.
+    pub(super) fn gpu_call_value(&self, name: &str, call: Node<'_>, scope: usize, depth: u32) -> Option<Value> {
+        let first = || self.first_positional(call).map_or(Value::Unknown, |a| self.eval(a, scope, depth));
+        Some(match name {
+            "cupy.asnumpy" | "numba.cuda.DeviceNDArray.copy_to_host" => Value::Array(first().elements()),
+            "numba.cuda.to_device" | "cupy.asarray" | "cupy.array" => Value::Device(first().elements()),
+            _ if name.starts_with("cupy.") || name.starts_with("cupyx.") => Value::Device(None),
+            "numba.cuda.device_array" | "numba.cuda.device_array_like" | "numba.cuda.mapped_array" => {
+                Value::Device(None)
+            }
+            _ if name.starts_with("cudf.") && !name.starts_with("cudf.pandas") => Value::GpuFrame,
+            _ => return None,
+        })
+    }
+
+    /// The combined value of a call's data arguments: the largest known
+    /// size, or unknown when any argument's size is unknown.
+    pub fn input_value(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
+        let Some(args) = call.field("arguments") else { return Value::Unknown };
+        let mut cursor = args.walk();
+        let mut merged: Option<Value> = None;
+        for arg in args.named_children(&mut cursor) {
+            let v = match arg.kind_name() {
+                "keyword_argument" => continue,
+                "comment" => continue,
+                "list_splat" | "dictionary_splat" => Value::Unknown,
+                _ => self.eval(arg, scope, depth + 1),
+            };
+            let v = match v {
+                Value::Int(_) => Value::Scalar,
+                v => v,
+            };
+            merged = Some(match (merged, v) {
+                (None, v) => v,
+                (Some(Value::Unknown), _) | (_, Value::Unknown) => Value::Unknown,
+                (Some(Value::Scalar), v) | (Some(v), Value::Scalar) => v,
+                (Some(m), v) => {
+                    let n = m.elements().zip(v.elements()).map(|(a, b)| a.max(b));
+                    match m {
+                        Value::Frame(_) => Value::Frame(n),
+                        Value::Graph(_) => Value::Graph(n),
+                        _ => Value::Array(n),
+                    }
+                }
+            });
+        }
+        merged.unwrap_or(Value::Unknown)
+    }
+
+    /// Number of elements a call asks for, read from its arguments as `spec` says.
+    pub fn size_of_call(&self, call: Node<'_>, spec: &SizeSpec, scope: usize, depth: u32) -> Option<u64> {
+        let args = call.field("arguments")?;
+        let mut cursor = args.walk();
+        let children: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+        let positional: Vec<Node<'_>> = children.iter().copied().filter(|n| n.kind_name() != "keyword_argument").collect();
+        if positional.iter().any(|n| matches!(n.kind_name(), "list_splat" | "dictionary_splat")) {
+            return None;
+        }
+        if spec.varargs {
+            if positional.is_empty() {
+                return Some(1);
+            }
+            return positional.iter().try_fold(1u64, |acc, &n| match self.eval(n, scope, depth) {
+                Value::Int(v) => Some(acc.saturating_mul(v)),
+                _ => None,
+            });
+        }
+        let keyword = spec.keyword.as_deref().and_then(|kw| {
+            children.iter().find_map(|n| {
+                (n.kind_name() == "keyword_argument"
+                    && n.field("name").is_some_and(|name| self.text_of(name) == kw))
+                .then(|| n.field("value"))
+                .flatten()
+            })
+        });
+        let arg = keyword.or_else(|| spec.arg.and_then(|i| positional.get(i).copied()))?;
+        if spec.data {
+            return match arg.kind_name() {
+                "dictionary" => {
+                    // A dict of columns: rows are the longest column.
+                    let mut cursor = arg.walk();
+                    let rows = arg
+                        .named_children(&mut cursor)
+                        .filter_map(|pair| pair.field("value"))
+                        .map(|v| self.eval(v, scope, depth).elements())
+                        .try_fold(0u64, |acc, n| n.map(|n| acc.max(n)));
+                    rows
+                }
+                _ => self.eval(arg, scope, depth).elements(),
+            };
+        }
+        self.shape_size(arg, scope, depth)
+    }
+
+    /// Elements in a shape: an int, or a tuple/list of ints.
+    pub(super) fn shape_size(&self, shape: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        match shape.kind_name() {
+            "tuple" | "list" => {
+                let mut cursor = shape.walk();
+                let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
+                dims.into_iter().try_fold(1u64, |acc, d| match self.eval(d, scope, depth) {
+                    Value::Int(v) => Some(acc.saturating_mul(v)),
+                    _ => None,
+                })
+            }
+            // `np.zeros(x.shape)`: as many elements as `x`.
+            "attribute" if shape.field("attribute").is_some_and(|a| self.text_of(a) == "shape") => {
+                match shape.field("object").map(|o| self.eval(o, scope, depth)) {
+                    Some(Value::Array(n) | Value::Device(n)) => n,
+                    _ => None,
+                }
+            }
+            _ => match self.eval(shape, scope, depth) {
+                Value::Int(v) => Some(v),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// NumPy reductions that return one number when no axis is given.
+pub(crate) fn is_reduction(cpu: &str) -> bool {
+    let Some(name) = cpu.strip_prefix("numpy.") else { return false };
+    matches!(
+        name,
+        "sum" | "prod" | "mean" | "std" | "var" | "min" | "max" | "amin" | "amax" | "median" | "average" | "argmin"
+            | "argmax" | "count_nonzero" | "any" | "all" | "ptp" | "nansum" | "nanmean" | "nanstd" | "nanvar"
+            | "nanmin" | "nanmax" | "nanmedian" | "trace" | "vdot" | "linalg.norm" | "linalg.det" | "linalg.matrix_rank"
+    )
+}
+
+pub(super) fn parse_int(text: &str) -> Option<u64> {
+    let t = text.replace('_', "");
+    let t = t.trim_end_matches(['l', 'L']);
+    let (digits, radix) = match t.get(..2) {
+        Some("0x" | "0X") => (&t[2..], 16),
+        Some("0o" | "0O") => (&t[2..], 8),
+        Some("0b" | "0B") => (&t[2..], 2),
+        _ => (t, 10),
+    };
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// Elements in a list/tuple literal, nested lists multiplied out.
+/// How `.reshape(...)` gives its shape: one argument (an int or a tuple of
+/// ints), or one dimension per argument.
+pub(super) fn reshape_spec(call: Node<'_>) -> SizeSpec {
+    let positional = call.field("arguments").map_or(0, |args| {
+        let mut cursor = args.walk();
+        let count = args.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).count();
+        count
+    });
+    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false }
+}
+
+pub(super) fn element_count(node: Node<'_>) -> Option<u64> {
+    let mut total = 1u64;
+    let mut node = node;
+    // Iterative descent through the first element: [[1, 2], [3, 4]] → 2 × 2.
+    for _ in 0..8 {
+        let mut cursor = node.walk();
+        let items: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+        if items.iter().any(|n| matches!(n.kind_name(), "list_splat" | "list_comprehension")) {
+            return None;
+        }
+        total = total.saturating_mul(items.len() as u64);
+        match items.first() {
+            Some(first) if matches!(first.kind_name(), "list" | "tuple") => node = *first,
+            _ => return Some(total),
+        }
+    }
+    Some(total)
+}
+
+/// A parameter's default is a number (`1`, `0.5`, `-3`, `1e-6`).
+pub(super) fn number_literal(value: Node<'_>) -> bool {
+    match value.kind_name() {
+        "integer" | "float" => true,
+        "unary_operator" => value.field("argument").is_some_and(|a| matches!(a.kind_name(), "integer" | "float")),
+        _ => false,
+    }
+}
+
+/// Statements of `text` that assign to an attribute of `self` at the start
+/// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
+/// attribute, and the statement through its continuation lines (until
+/// brackets close). What `Module::attribute_value` reads, and what the
+/// cache key of a method working through `self` covers.
+pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
+    // Only the lines holding `self.` can start one: found with a vector
+    // search, not line by line (a 12,000-line class is read on every edit
+    // of one of its methods that asks about an attribute).
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    // Where the next statement may start: after the last one found, with
+    // its continuation lines.
+    let mut next = 0;
+    for at in memchr::memmem::find_iter(bytes, b"self.") {
+        if at < next {
+            continue;
+        }
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        if line_start < next || !bytes[line_start..at].iter().all(|b| matches!(b, b' ' | b'\t')) {
+            continue;
+        }
+        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
+        let line = &text[line_start..line_end];
+        let rest = &text[at + 5..line_end];
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let after = rest[name_len..].trim_start_matches([' ', '\t']);
+        if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
+            let mut open = bracket_depth(line);
+            let mut end = line_end;
+            while open > 0 && end < text.len() {
+                let following = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(text.len(), |i| end + 1 + i);
+                open += bracket_depth(&text[end + 1..following]);
+                end = following;
+            }
+            next = end + 1;
+            out.push((at, &rest[..name_len], &text[line_start..end]));
+        }
+    }
+    out
+}
+
+/// Brackets opened minus brackets closed in `s`.
+pub(super) fn bracket_depth(s: &str) -> i64 {
+    s.bytes().fold(0, |d, b| match b {
+        b'(' | b'[' | b'{' => d + 1,
+        b')' | b']' | b'}' => d - 1,
+        _ => d,
+    })
+}
