@@ -13,6 +13,7 @@ mod prescan;
 mod registry;
 mod rules;
 mod semantic;
+mod source;
 mod suppression;
 
 use std::ops::Range;
@@ -24,7 +25,7 @@ use gpulens_knowledge::Knowledge;
 use gpulens_syntax::{Node, Tree};
 use serde::Serialize;
 
-pub use fixes::{apply_fixes, fix_all, syntax_errors, Fixed};
+pub use fixes::{apply_fixes, syntax_errors};
 pub use registry::{rule, Rule, RULES};
 pub use rules::{estimated_speedup, Estimate};
 pub use semantic::{parse_suppression, Module, Value};
@@ -354,3 +355,51 @@ fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
 
 /// GPU libraries whose use the `GPU…` rules check.
 pub(crate) const GPU_MODULES: &[&str] = &["cupy", "numba", "numba_cuda_mlir", "warp", "cudf", "pylibraft", "cuspatial"];
+
+/// The outcome of [`fix_all`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fixed {
+    pub text: String,
+    /// Fixes applied, over all passes.
+    pub applied: usize,
+    /// Passes thrown away because their result had more syntax errors than
+    /// the text before them (a bug in a fix; the text is left as it was).
+    pub refused: usize,
+}
+
+/// Applies every fix whose applicability is allowed, re-analysing after each
+/// pass so that fixes that overlapped can apply to the rewritten code, until
+/// nothing changes (at most ten passes). No pass may add a syntax error.
+pub fn fix_all(text: &str, settings: &Settings, gpu: &GpuProfile, unsafe_fixes: bool) -> Fixed {
+    let mut current = text.to_string();
+    let mut tree = gpulens_syntax::parse(&current);
+    let mut errors = syntax_errors(&tree);
+    let mut applied = 0;
+    let mut refused = 0;
+    for _ in 0..10 {
+        let findings = check(&current, &tree, settings, gpu);
+        let fixes: Vec<&Fix> = findings
+            .iter()
+            .filter_map(|f| f.fix.as_ref())
+            .filter(|x| unsafe_fixes || x.applicability == Applicability::Safe)
+            .collect();
+        if fixes.is_empty() {
+            break;
+        }
+        let (next, n) = apply_fixes(&current, fixes);
+        if n == 0 || next == current {
+            break;
+        }
+        let next_tree = gpulens_syntax::parse(&next);
+        let next_errors = syntax_errors(&next_tree);
+        if next_errors > errors {
+            refused += 1;
+            break;
+        }
+        applied += n;
+        current = next;
+        tree = next_tree;
+        errors = next_errors;
+    }
+    Fixed { text: current, applied, refused }
+}

@@ -494,7 +494,7 @@ impl<'t> Plan<'t> {
         // Module-level `def`s and `class`es: rules ask whether a name is one
         // (a Python function passed as an argument), fixes avoid them. Their
         // names are in the units' own text, so they are read every time.
-        let mut defined: Vec<&str> = fixes::top_level_definitions(text, tree);
+        let mut defined: Vec<&str> = source::top_level_definitions(text, tree);
         defined.sort_unstable();
         defined.dedup();
         let fix_context = {

@@ -19,11 +19,11 @@ mod search;
 
 use std::ops::Range;
 
-use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{Node, Tree};
 
 use crate::semantic::Module;
-use crate::{Applicability, Context, Edit, Finding, Fix, Settings};
+pub(crate) use crate::source::{indentation_at, line_start, newline};
+use crate::{Applicability, Context, Edit, Finding, Fix};
 
 /// Where an edit that belongs to the whole module goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -255,61 +255,11 @@ fn line_end(text: &str, offset: usize) -> usize {
     }
 }
 
-/// Offset of the start of the line holding `offset`.
-pub(crate) fn line_start(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1)
-}
-
-/// The whitespace that starts the line holding `offset`.
-pub(crate) fn indentation_at(text: &str, offset: usize) -> &str {
-    let start = line_start(text, offset);
-    let rest = &text[start..];
-    &rest[..rest.len() - rest.trim_start_matches([' ', '\t']).len()]
-}
-
-/// The line break before the line holding `offset` (the one after it on a
-/// first line), so that code written there matches its surroundings. The
-/// break before is inside the function being fixed, where the one after may
-/// not be: a function's text ends before its last line break.
-pub(crate) fn newline(text: &str, offset: usize) -> &'static str {
-    let bytes = text.as_bytes();
-    let start = line_start(text, offset.min(bytes.len()));
-    if start > 0 {
-        return match (bytes[start - 1], start.checked_sub(2).map(|i| bytes[i])) {
-            (b'\n', Some(b'\r')) => "\r\n",
-            (b'\r', _) => "\r",
-            _ => "\n",
-        };
-    }
-    match bytes[offset.min(bytes.len())..].iter().position(|&b| b == b'\n' || b == b'\r') {
-        Some(i) if bytes[offset + i] == b'\r' && bytes.get(offset + i + 1) == Some(&b'\n') => "\r\n",
-        Some(i) if bytes[offset + i] == b'\r' => "\r",
-        _ => "\n",
-    }
-}
-
 /// The local name under which `target` (a module) is imported at `offset`, if it is.
 pub(crate) fn alias_of<'m>(module: &'m Module<'_>, target: &str, offset: usize) -> Option<&'m str> {
     let mut found: Vec<&str> = module.imports_at(offset).filter(|(_, t)| *t == target).map(|(n, _)| n).collect();
     found.sort_unstable();
     found.into_iter().next()
-}
-
-/// Names of the functions and classes defined at the top of the module.
-pub(crate) fn top_level_definitions<'t>(text: &'t str, tree: &Tree) -> Vec<&'t str> {
-    let root = tree.root_node();
-    let mut out = Vec::new();
-    let mut cursor = root.walk();
-    for child in root.named_children(&mut cursor) {
-        let definition = if child.kind_name() == "decorated_definition" { child.field("definition") } else { Some(child) };
-        if let Some(name) = definition
-            .filter(|d| matches!(d.kind_name(), "function_definition" | "class_definition"))
-            .and_then(|d| d.field("name"))
-        {
-            out.push(&text[name.byte_range()]);
-        }
-    }
-    out
 }
 
 /// Whether `name` is in use where code at `at` would be written: imported
@@ -467,50 +417,3 @@ fn conflicts(a: &Range<usize>, b: &Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-/// The outcome of [`fix_all`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fixed {
-    pub text: String,
-    /// Fixes applied, over all passes.
-    pub applied: usize,
-    /// Passes thrown away because their result had more syntax errors than
-    /// the text before them (a bug in a fix; the text is left as it was).
-    pub refused: usize,
-}
-
-/// Applies every fix whose applicability is allowed, re-analysing after each
-/// pass so that fixes that overlapped can apply to the rewritten code, until
-/// nothing changes (at most ten passes). No pass may add a syntax error.
-pub fn fix_all(text: &str, settings: &Settings, gpu: &GpuProfile, unsafe_fixes: bool) -> Fixed {
-    let mut current = text.to_string();
-    let mut tree = gpulens_syntax::parse(&current);
-    let mut errors = syntax_errors(&tree);
-    let mut applied = 0;
-    let mut refused = 0;
-    for _ in 0..10 {
-        let findings = crate::check(&current, &tree, settings, gpu);
-        let fixes: Vec<&Fix> = findings
-            .iter()
-            .filter_map(|f| f.fix.as_ref())
-            .filter(|x| unsafe_fixes || x.applicability == Applicability::Safe)
-            .collect();
-        if fixes.is_empty() {
-            break;
-        }
-        let (next, n) = apply_fixes(&current, fixes);
-        if n == 0 || next == current {
-            break;
-        }
-        let next_tree = gpulens_syntax::parse(&next);
-        let next_errors = syntax_errors(&next_tree);
-        if next_errors > errors {
-            refused += 1;
-            break;
-        }
-        applied += n;
-        current = next;
-        tree = next_tree;
-        errors = next_errors;
-    }
-    Fixed { text: current, applied, refused }
-}

@@ -328,7 +328,7 @@ fn defines_method<'t>(module: &Module<'t>, node: Node<'t>, name: &str) -> bool {
     // is read against. (Its node's own column differs only where code
     // precedes it on that line, a syntax error; reading the node's column
     // there would make this answer depend on text outside every key.)
-    let class_column = crate::fixes::indentation_at(module.text, class.start_byte()).len();
+    let class_column = crate::source::indentation_at(module.text, class.start_byte()).len();
     let column = method.start_position().column;
     let text = module.text;
     let methods = module.class_methods(class, column, || {
