@@ -353,8 +353,11 @@ fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
     ids
 }
 
-/// GPU libraries whose use the `GPU…` rules check.
-pub(crate) const GPU_MODULES: &[&str] = &["cupy", "numba", "numba_cuda_mlir", "warp", "cudf", "pylibraft", "cuspatial"];
+/// Whether `top` is a module of a GPU library whose use the `GPU…` rules
+/// check (libraries.toml's `gpu_modules`).
+pub(crate) fn is_gpu_module(top: &str) -> bool {
+    Knowledge::get().gpu_modules.iter().any(|m| m == top)
+}
 
 /// The outcome of [`fix_all`].
 #[derive(Debug, Clone, PartialEq, Eq)]

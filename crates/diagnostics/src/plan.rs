@@ -257,7 +257,7 @@ impl OutsideSummary {
         global.extend(
             outside
                 .scoped_imports()
-                .filter(|(_, _, t)| GPU_MODULES.contains(&t.split('.').next().unwrap_or(t)))
+                .filter(|(_, _, t)| is_gpu_module(t.split('.').next().unwrap_or(t)))
                 .map(|(name, _, t)| format!("{name}={t} in a class")),
         );
         global.sort();

@@ -83,6 +83,11 @@ pub struct Library {
     /// The statement that imports it in generated code, where gpulens writes
     /// one (`from numba_cuda_mlir import cuda`).
     pub import_line: Option<String>,
+    /// Top-level Python modules of code that already runs on the GPU through
+    /// it, which the `GPU…` rules check (transfers, synchronisation,
+    /// kernels): `cupy`, `numba` (for `numba.cuda`), `numba_cuda_mlir`.
+    #[serde(default)]
+    pub gpu_modules: Vec<String>,
     /// When its status and install facts were last checked upstream (YYYY-MM-DD).
     pub checked: String,
     /// What they were checked against: repositories at a tag, docs pages,
@@ -457,6 +462,8 @@ pub struct Knowledge {
     pub apis: Vec<ApiMapping>,
     /// Top-level CPU modules some mapping starts from (`numpy`, `pandas`, …).
     pub cpu_modules: Vec<String>,
+    /// Every library's `gpu_modules`: what the `GPU…` rules check.
+    pub gpu_modules: Vec<String>,
     /// The hardware table: common NVIDIA GPUs.
     pub gpus: Vec<GpuModel>,
     /// Rewrites measured on a real GPU (`measured.toml`).
@@ -525,6 +532,9 @@ impl Knowledge {
         }
         cpu_modules.sort();
         cpu_modules.dedup();
+        let mut gpu_modules: Vec<String> = libraries.iter().flat_map(|l: &Library| l.gpu_modules.iter().cloned()).collect();
+        gpu_modules.sort();
+        gpu_modules.dedup();
         let mut by_cpu = rustc_hash::FxHashMap::default();
         for (i, api) in apis.iter().enumerate() {
             if by_cpu.insert(api.cpu.clone(), i).is_some() {
@@ -539,7 +549,7 @@ impl Knowledge {
                 return Err(KnowledgeError(format!("measured.toml: {}: unknown library {:?}", run.example, run.library)));
             }
         }
-        Ok(Knowledge { libraries, apis, cpu_modules, gpus, measured, by_cpu, pages })
+        Ok(Knowledge { libraries, apis, cpu_modules, gpu_modules, gpus, measured, by_cpu, pages })
     }
 
     pub fn library(&self, id: &str) -> Option<&Library> {

@@ -704,7 +704,7 @@ pub(crate) fn import_facts(module: &str) -> u8 {
     if top == "sklearn" {
         facts |= 4;
     }
-    if GPU_MODULES.contains(&top) {
+    if is_gpu_module(top) {
         facts |= 8;
     }
     if let Some(i) = rules::INDEX_WORK.iter().position(|(library, _)| *library == top) {
@@ -981,7 +981,7 @@ pub(crate) fn bound_names(part: &str) -> (Vec<&str>, Vec<&str>) {
 pub(crate) fn relevant_module(knowledge: &Knowledge, target: &str) -> bool {
     let top = target.split('.').next().unwrap_or(target);
     // (`math` and `cmath` for their constants: `math.pi` is a number.)
-    matches!(top, "time" | "math" | "cmath") || GPU_MODULES.contains(&top) || rules::PLOTTING.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
+    matches!(top, "time" | "math" | "cmath") || is_gpu_module(top) || rules::PLOTTING.contains(&top) || knowledge.cpu_modules.iter().any(|m| m == top)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ pub fn might_have_findings(text: &str) -> bool {
     static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     NAMES
         .get_or_init(|| {
-            names_searcher(Knowledge::get().cpu_modules.iter().map(String::as_str).chain(GPU_MODULES.iter().copied()))
+            names_searcher(Knowledge::get().cpu_modules.iter().map(String::as_str).chain(Knowledge::get().gpu_modules.iter().map(String::as_str)))
         })
         .is_match(text)
 }
@@ -32,7 +32,7 @@ pub(crate) fn names_searcher<'a>(names: impl IntoIterator<Item = &'a str>) -> ah
 pub(crate) fn names_gpu_library(text: &str) -> bool {
     // (One pass for all the names.)
     static NAMES: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| names_searcher(GPU_MODULES.iter().copied())).is_match(text)
+    NAMES.get_or_init(|| names_searcher(Knowledge::get().gpu_modules.iter().map(String::as_str))).is_match(text)
 }
 
 /// Whether some statement of `text` may import a GPU library (the
@@ -46,7 +46,7 @@ pub(crate) fn imports_gpu_library(text: &str) -> bool {
         return false;
     }
     let bytes = text.as_bytes();
-    let is_gpu = |name: &str| GPU_MODULES.contains(&name);
+    let is_gpu = is_gpu_module;
     memchr::memmem::find_iter(bytes, b"import").any(|at| {
         let end = at + "import".len();
         if (at > 0 && name_byte(bytes[at - 1])) || bytes.get(end).is_some_and(|&b| name_byte(b)) {

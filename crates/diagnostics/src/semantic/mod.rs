@@ -366,7 +366,7 @@ impl<'t> Module<'t> {
     pub(crate) fn mentions_gpu_library(&self) -> bool {
         *self.gpu_library.get_or_init(|| {
             // (The imports are few: reading them costs less than a search of the text.)
-            self.imports.values().flatten().any(|(_, target)| crate::GPU_MODULES.contains(&target.split('.').next().unwrap_or(target)))
+            self.imports.values().flatten().any(|(_, target)| crate::is_gpu_module(target.split('.').next().unwrap_or(target)))
         })
     }
 
