@@ -345,5 +345,19 @@ fn first_paragraph(page: &str) -> Option<String> {
     page.split("\n\n")
         .map(str::trim)
         .find(|p| !p.is_empty() && !p.starts_with('#') && !p.starts_with("```"))
+        // A note set as a block quote (`> **Status: …**`) reads as its text.
+        .map(|p| p.lines().map(|l| l.trim_start().trim_start_matches('>')).collect::<Vec<_>>().join(" "))
         .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_paragraph;
+
+    #[test]
+    fn a_quoted_note_reads_as_text() {
+        let page = "# Numba CUDA\n\n> **Which package.** NVIDIA now develops\n> Numba-CUDA-MLIR.\n\nMore.";
+        assert_eq!(first_paragraph(page).as_deref(), Some("**Which package.** NVIDIA now develops Numba-CUDA-MLIR."));
+        assert_eq!(first_paragraph("# T\n\nPlain text\non two lines.").as_deref(), Some("Plain text on two lines."));
+    }
 }
