@@ -61,6 +61,11 @@ fn lines_of(lib: &Library) -> Vec<String> {
     lines
 }
 
+/// Each library that has a reference page, with the page.
+fn pages(k: &Knowledge) -> impl Iterator<Item = (&Library, &'static str)> {
+    k.libraries.iter().filter_map(|lib| Some((lib, k.reference_page(&lib.id)?)))
+}
+
 fn all_lines(k: &Knowledge) -> Vec<String> {
     k.libraries.iter().flat_map(lines_of).collect()
 }
@@ -79,8 +84,7 @@ fn the_command_reader_reads_commands_in_prose_and_code() {
 fn reference_pages_show_the_install_lines_of_the_data() {
     let k = Knowledge::get();
     let mut wrong = Vec::new();
-    for lib in &k.libraries {
-        let Some(page) = k.reference_page(&lib.id) else { continue };
+    for (lib, page) in pages(k) {
         let known = lines_of(lib);
         for command in uv_add_commands(page) {
             if !known.contains(&command) {
@@ -101,8 +105,7 @@ fn reference_pages_show_the_install_lines_of_the_data() {
 fn reference_pages_give_the_drivers_of_the_data() {
     let k = Knowledge::get();
     let mut wrong = Vec::new();
-    for lib in &k.libraries {
-        let Some(page) = k.reference_page(&lib.id) else { continue };
+    for (lib, page) in pages(k) {
         let mut pairs = vec![(lib.install.cu12.as_str(), lib.min_driver.cu12)];
         pairs.extend(lib.install.cu13.as_deref().zip(lib.min_driver.cu13));
         if let Some(legacy) = &lib.legacy {
@@ -131,8 +134,7 @@ fn reference_pages_give_the_drivers_of_the_data() {
 fn reference_pages_give_the_status_of_the_data() {
     let k = Knowledge::get();
     let mut wrong = Vec::new();
-    for lib in &k.libraries {
-        let Some(page) = k.reference_page(&lib.id) else { continue };
+    for (lib, page) in pages(k) {
         let banner = page.find("**Status: ").map(|at| {
             let rest = &page[at + "**Status: ".len()..];
             rest[..rest.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(rest.len())].to_ascii_lowercase()
@@ -172,11 +174,7 @@ fn rules_notes_and_messages_show_only_install_lines_of_the_data() {
         texts.extend(lib.successor.iter().map(|s| (format!("{} successor", lib.id), s.clone())));
         texts.extend(lib.legacy.iter().map(|l| (format!("{} legacy", lib.id), l.when.clone())));
     }
-    for lib in &k.libraries {
-        if let Some(page) = k.reference_page(&lib.id) {
-            texts.push((format!("reference/{}.md", lib.id), page.to_string()));
-        }
-    }
+    texts.extend(pages(k).map(|(lib, page)| (format!("reference/{}.md", lib.id), page.to_string())));
     let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
     let mut read = 0;
     for entry in std::fs::read_dir(&snapshots).unwrap() {

@@ -180,12 +180,7 @@ pub(crate) fn method_on_result<'t>(cx: &Context<'_, 't>, call: Node<'_>) -> Opti
 
 /// The install command, for the CUDA major the GPU profile reports, or both.
 pub(crate) fn install(cx: &Context<'_, '_>, lib: &Library) -> String {
-    install_phrase(lib.install_for(cx.gpu.cuda_major, cx.gpu.compute_capability()))
-}
-
-/// "`uv add x`", or "`uv add x` (CUDA 12) or `uv add y` (CUDA 13)".
-pub(crate) fn install_phrase(choice: gpulens_knowledge::InstallChoice<'_>) -> String {
-    choice.phrase()
+    lib.install_for(cx.gpu.cuda_major, cx.gpu.compute_capability()).phrase()
 }
 
 /// The package a new CUDA kernel is written for, and why.
@@ -249,7 +244,7 @@ pub(crate) fn kernel_package(cx: &Context<'_, '_>, ufunc: bool) -> KernelPackage
     match reason {
         Some(reason) => KernelPackage {
             import_line: legacy.import_line.as_deref().unwrap_or("from numba import cuda"),
-            install: install_phrase(legacy.install_for(cx.gpu.cuda_major, cc)),
+            install: legacy.install_for(cx.gpu.cuda_major, cc).phrase(),
             why: format!(" It is written for {} (in maintenance mode): {reason}.", legacy.name),
         },
         None => KernelPackage {
