@@ -109,6 +109,19 @@ pub fn check_incremental_unless(
     if cancel() {
         return None;
     }
+    // A skipped function's cached findings are all it holds: the walk of the
+    // rest can still raise one there (a kernel known from outside it), but
+    // without the function's own `# gpulens: ignore` comments, which were
+    // not walked.
+    if !skip.is_empty() {
+        let skipped: Vec<&Range<usize>> =
+            plan.units.iter().filter(|u| skip.binary_search(&u.id).is_ok()).map(|u| &u.range).collect();
+        // In source order: the one that may hold a finding is the last starting at or before it.
+        findings.retain(|f| {
+            let i = skipped.partition_point(|r| r.start <= f.range.start);
+            !(i > 0 && skipped[i - 1].contains(&f.range.start) && f.range.end <= skipped[i - 1].end)
+        });
+    }
     let mut fresh: FxHashMap<u64, (u64, Vec<Finding>)> = FxHashMap::with_capacity_and_hasher(plan.units.len(), Default::default());
     let mut reused = Vec::new();
     for unit in &plan.units {
