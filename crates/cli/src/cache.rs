@@ -30,7 +30,7 @@ use std::io::{Seek, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use gpulens_diagnostics::{rule, Applicability, Edit, Finding, Fix, Settings, Severity};
+use gpulens_diagnostics::{Applicability, Code, Edit, Finding, Fix, Settings, Severity};
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
 use serde::{Deserialize, Serialize};
@@ -69,7 +69,7 @@ struct StoredFix<'a> {
 /// library or severity this build does not know (the build key makes that
 /// all but impossible; such an entry is a miss).
 fn record(stored: Stored<'_>, fix: Option<StoredFix<'_>>) -> Option<Finding> {
-    let code = rule(stored.code)?.code;
+    let code = Code::parse(stored.code)?;
     let library = gpulens_diagnostics::RULES
         .iter()
         .map(|r| r.library)
@@ -232,7 +232,7 @@ impl Cache<'_> {
                 .iter()
                 .map(|r| Stored {
                     range: r.range.clone(),
-                    code: r.code,
+                    code: r.code.as_str(),
                     library: r.library,
                     severity: r.severity.as_str(),
                     message: &r.message,

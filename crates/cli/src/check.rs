@@ -13,26 +13,9 @@ use rayon::prelude::*;
 
 use crate::cache::{self, Cache, CacheFile, Entry};
 use crate::config::{Overrides, Resolver};
-use crate::output::{self, Needs, Shown};
+use crate::output;
+use crate::report::{self, FileReport, Needs, Problem};
 use crate::{CheckArgs, Format};
-
-/// The result of checking one file: what the output shows of it, and no
-/// more (a run over a big tree holds no file's text until the output).
-pub struct FileReport {
-    /// As shown to the user: relative to where gpulens was started when possible.
-    pub path: String,
-    pub findings: Vec<Shown>,
-    /// With `--fix`/`--diff`, when fixes changed the file: how many.
-    pub fixed: Option<usize>,
-    /// With `--diff`, when fixes changed the file: its text before and after.
-    pub diff: Option<(String, String)>,
-}
-
-/// Something that stopped a file (or path) from being checked.
-pub struct Problem {
-    pub path: String,
-    pub message: String,
-}
 
 /// A checked file and what the cache should know of it.
 struct Checked {
@@ -218,7 +201,7 @@ fn check_file(
         // needs its text, for the positions and source lines.
         let text = if known.is_empty() { Some(Cow::Borrowed("")) } else { gpulens_syntax::decode(bytes).ok() };
         if let Some(text) = text {
-            let report = FileReport { path: shown, findings: output::locate(known, &text, needs), fixed: None, diff: None };
+            let report = FileReport { path: shown, findings: report::locate(known, &text, needs), fixed: None, diff: None };
             return Ok(Checked { report, cached: lookup.map(|l| (l.path, Reused)) });
         }
     }
@@ -252,7 +235,7 @@ fn check_file(
         let entry = Cache::entry(&l, &records, fixes);
         (l.path, Analysed(entry))
     });
-    let report = FileReport { path: shown, findings: output::locate(records, &text, needs), fixed, diff };
+    let report = FileReport { path: shown, findings: report::locate(records, &text, needs), fixed, diff };
     Ok(Checked { report, cached })
 }
 

@@ -6,6 +6,7 @@ mod cache;
 mod check;
 mod config;
 mod output;
+mod report;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -197,7 +198,7 @@ fn gpu_report(json: bool, target: Option<&str>) -> ExitCode {
 fn print_rules(json: bool) -> ExitCode {
     let mut out = std::io::stdout().lock();
     let result = if json {
-        let rules: Vec<_> = RULES.iter().map(output::rule_json).collect();
+        let rules: Vec<_> = RULES.iter().copied().map(output::rule_json).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&rules).expect("rules serialise"))
     } else {
         RULES.iter().try_for_each(|r| writeln!(out, "{:<11} {:<8} {}", r.code, r.library, r.summary))
@@ -216,8 +217,11 @@ fn explain(code: &str) -> ExitCode {
     let lib = Knowledge::get().library(rule.library).expect("rules name known libraries");
     let indent = |s: &str| s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n");
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    println!(
-        "{} ({}) — {}\n\nLibrary: {} — {}\nDefault severity: {}\n\n## What it finds\n{}\n\n## Why\n{}\n\n## Example\n{}\n\n## Use instead\n{}\n\n\
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}) — {}\n\nLibrary: {} — {}\nDefault severity: {}{}\n\n## What it finds\n{}\n\n## Why\n{}\n\n## Example\n{}\n\n## Use instead\n{}\n\n\
          ## Install\n{}",
         rule.code,
         rule.name,
@@ -225,20 +229,22 @@ fn explain(code: &str) -> ExitCode {
         lib.name,
         lib.docs,
         rule.severity.as_str(),
-        rule.what,
-        rule.why,
-        indent(rule.example),
-        indent(rule.use_instead),
+        if rule.fix { "\nFix: sometimes available (`gpulens check --fix`, or the editor's quick fix)" } else { "" },
+        rule.what(),
+        rule.why(),
+        indent(rule.example()),
+        indent(rule.use_instead()),
         lib.install_for(None, None).phrase().replace('`', ""),
     );
     if let Some(note) = &lib.install_note {
-        println!("{}", words(note));
+        let _ = writeln!(out, "{}", words(note));
     }
     if let Some(successor) = &lib.successor {
-        println!("\nStatus: {}. {}", lib.status.as_str(), words(successor));
+        let _ = writeln!(out, "\nStatus: {}. {}", lib.status.as_str(), words(successor));
     }
     if let Some(legacy) = &lib.legacy {
-        println!(
+        let _ = writeln!(
+            out,
             "\nOlder package: {} ({}): {} Install: {}.",
             legacy.name,
             legacy.status.as_str(),
@@ -246,13 +252,17 @@ fn explain(code: &str) -> ExitCode {
             legacy.install_for(None, None).phrase().replace('`', "")
         );
     }
-    println!("\n## Checked\nThe status and install facts above were last checked on {}, against:", lib.checked);
+    let _ = writeln!(out, "\n## Checked\nThe status and install facts above were last checked on {}, against:", lib.checked);
     for source in &lib.sources {
-        println!("- {source}");
+        let _ = writeln!(out, "- {source}");
     }
     for r in &lib.requires {
-        println!("- {} {}: requires {} (its package metadata)", r.package, r.release, r.needs);
+        let _ = writeln!(out, "- {} {}: requires {} (its package metadata)", r.package, r.release, r.needs);
     }
-    println!();
+    let _ = writeln!(out);
+    // A closed pipe (`gpulens explain X | head`) is not an error worth a panic.
+    if std::io::stdout().lock().write_all(out.as_bytes()).is_err() {
+        return ExitCode::from(2);
+    }
     ExitCode::SUCCESS
 }

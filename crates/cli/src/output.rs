@@ -3,90 +3,13 @@
 
 use std::io::{self, Write};
 
-use gpulens_diagnostics::{rule, Finding, Rule, Severity, RULES};
+use gpulens_diagnostics::{Kind, Rule, Severity, RULES};
 use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
-use gpulens_syntax::{LineIndex, PositionEncoding};
 use serde_json::{json, Value};
 
-use crate::check::{FileReport, Problem};
+use crate::report::{FileReport, Problem, Shown};
 
-/// A finding placed in its file, with everything the outputs show of it,
-/// so that the file's text need not be kept until the output is written.
-pub struct Shown {
-    pub record: Finding,
-    /// 1-based line and column (in Unicode scalar values) of the first and
-    /// last byte of the span.
-    pub start: (usize, usize),
-    pub end: (usize, usize),
-    /// Where each of the fix's edits starts and ends, when fixes are shown.
-    pub edits: Vec<((usize, usize), (usize, usize))>,
-    /// The source line for text output.
-    pub snippet: Option<Snippet>,
-}
-
-/// The source line under a finding, as text output shows it.
-pub struct Snippet {
-    /// The line, or for a very long one a window of it around the span.
-    source: String,
-    cut_before: bool,
-    cut_after: bool,
-    /// What goes before the carets: the line's tabs kept, the rest spaces.
-    pad: String,
-    carets: usize,
-}
-
-/// Which parts of [`Shown`] an output needs.
-#[derive(Clone, Copy)]
-pub struct Needs {
-    pub snippets: bool,
-    pub fixes: bool,
-}
-
-/// Places `records` in `text` for the outputs (fix edits are dropped when
-/// `needs.fixes` is false).
-pub fn locate(records: Vec<Finding>, text: &str, needs: Needs) -> Vec<Shown> {
-    if records.is_empty() {
-        return Vec::new();
-    }
-    let index = LineIndex::new(text);
-    let line_col = |offset: usize| {
-        let p = index.position(text, offset, PositionEncoding::Utf32);
-        (p.line as usize + 1, p.character as usize + 1)
-    };
-    records
-        .into_iter()
-        .map(|mut record| {
-            let (start, end) = (line_col(record.range.start), line_col(record.range.end));
-            let edits = match &record.fix {
-                Some(fix) if needs.fixes => fix.edits.iter().map(|e| (line_col(e.range.start), line_col(e.range.end))).collect(),
-                _ => Vec::new(),
-            };
-            if !needs.fixes {
-                record.fix = None;
-            }
-            let snippet = needs.snippets.then(|| snippet(text, &index, &record, start.0, end.0));
-            Shown { record, start, end, edits, snippet }
-        })
-        .collect()
-}
-
-fn snippet(text: &str, index: &LineIndex, f: &Finding, line: usize, end_line: usize) -> Snippet {
-    let range = index.line_range(text, line - 1);
-    // Underline from the start to the end of the span, or of the line if the span goes on.
-    let start = f.range.start.clamp(range.start, range.end);
-    let end = if end_line == line { f.range.end.clamp(start, range.end) } else { range.end };
-    // A very long line (minified or generated code) is shown around the span only.
-    let shown = window(text, range.clone(), start);
-    let end = end.min(shown.end);
-    Snippet {
-        source: text[shown.clone()].to_string(),
-        cut_before: shown.start > range.start,
-        cut_after: shown.end < range.end,
-        pad: text[shown.start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect(),
-        carets: text[start..end].chars().count().max(1),
-    }
-}
 
 pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io::Result<()> {
     let mut total = 0;
@@ -115,23 +38,6 @@ fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown) -> io::Re
     let indent = if s.cut_before { " " } else { "" }; // under the "…"
     writeln!(out, "{:gutter$} | {indent}{}{}", "", s.pad, "^".repeat(s.carets))?;
     writeln!(out)
-}
-
-/// Longest source line shown whole, in characters.
-const LONGEST_SHOWN: usize = 200;
-/// Characters shown before the span when a line is cut.
-const CONTEXT_BEFORE: usize = 40;
-
-/// The bytes of `line` to show for a span starting at `start`: all of it,
-/// or for a line longer than [`LONGEST_SHOWN`] characters a window of that
-/// many starting a little before the span.
-fn window(text: &str, line: std::ops::Range<usize>, start: usize) -> std::ops::Range<usize> {
-    if text[line.clone()].chars().nth(LONGEST_SHOWN).is_none() {
-        return line;
-    }
-    let from = text[line.start..start].char_indices().rev().nth(CONTEXT_BEFORE - 1).map_or(line.start, |(i, _)| line.start + i);
-    let to = text[from..line.end].char_indices().nth(LONGEST_SHOWN).map_or(line.end, |(i, _)| from + i);
-    from..to
 }
 
 fn fix_json(f: &Shown) -> Value {
@@ -188,7 +94,8 @@ pub fn rule_json(r: &Rule) -> Value {
     let lib = Knowledge::get().library(r.library);
     json!({
         "code": r.code, "name": r.name, "library": r.library, "severity": r.severity, "summary": r.summary,
-        "what": r.what, "why": r.why, "example": r.example, "use_instead": r.use_instead,
+        "kind": match r.kind { Kind::Advice => "advice", Kind::GpuCode => "gpu-code" }, "in_tests": r.in_tests, "fix": r.fix,
+        "what": r.what(), "why": r.why(), "example": r.example(), "use_instead": r.use_instead(),
         "docs": lib.map(|l| l.docs.as_str()),
     })
 }
@@ -222,10 +129,10 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
                 "id": r.code,
                 "name": r.name,
                 "shortDescription": {"text": r.summary},
-                "fullDescription": {"text": format!("{} {}", r.what, r.why)},
+                "fullDescription": {"text": format!("{} {}", r.what(), r.why())},
                 "help": {
-                    "text": format!("{}\n\nExample:\n{}\n\nUse instead:\n{}", r.why, r.example, r.use_instead),
-                    "markdown": format!("{}\n\n**Example**\n```python\n{}\n```\n\n**Use instead**\n```python\n{}\n```", r.why, r.example, r.use_instead),
+                    "text": format!("{}\n\nExample:\n{}\n\nUse instead:\n{}", r.why(), r.example(), r.use_instead()),
+                    "markdown": format!("{}\n\n**Example**\n```python\n{}\n```\n\n**Use instead**\n```python\n{}\n```", r.why(), r.example(), r.use_instead()),
                 },
                 "helpUri": docs,
                 "defaultConfiguration": {"level": sarif_level(r.severity)},
@@ -280,8 +187,8 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
 fn sarif_result(r: &FileReport, f: &Shown) -> Value {
     let ((line, column), (end_line, end_column)) = (f.start, f.end);
     let f = &f.record;
-    let index = RULES.iter().position(|x| x.code == f.code).unwrap_or(0);
-    let level = rule(f.code).map_or("note", |_| sarif_level(f.severity));
+    let index = f.code as usize;
+    let level = sarif_level(f.severity);
     json!({
         "ruleId": f.code,
         "ruleIndex": index,

@@ -10,6 +10,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use gpulens_syntax::{Node, Tree};
 
+use crate::registry::{Callers, Kind};
 use crate::{Finding, Module, Severity};
 
 /// Adds to each CPU-side finding in a function called from a loop where it
@@ -29,7 +30,7 @@ pub(crate) fn annotate<'t>(
         return;
     }
     // The names of the functions holding findings, then the callers that call them.
-    let wanted = functions.names_holding(text, outside, findings.iter().filter(|f| !f.code.starts_with("GPU")));
+    let wanted = functions.names_holding(text, outside, findings.iter().filter(|f| f.code.rule().kind == Kind::Advice));
     let mut by_name: HashMap<&str, Vec<Node<'_>>> = HashMap::default();
     for (unit, calls) in callers {
         for name in calls.iter().filter(|c| wanted.contains(c.as_str())) {
@@ -45,7 +46,7 @@ pub(crate) fn annotate<'t>(
         }
     }
     let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::default();
-    for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
+    for f in findings.iter_mut().filter(|f| f.code.rule().kind == Kind::Advice) {
         let Some(function) = functions.holding(outside, &f.range) else { continue };
         let caller = known
             .entry(function.id())
@@ -263,7 +264,7 @@ pub(crate) fn propagate<'t>(
     let function_of = |f: &Finding| functions.holding(module, &f.range);
     // The names of the functions holding findings that can flow (index
     // loops, array work): only their callers are looked at.
-    let flows = |f: &&Finding| matches!(f.code, "NUMBA001" | "WARP001" | "CUPY001" | "RAFT001" | "CUCIM001");
+    let flows = |f: &&Finding| f.code.rule().callers != Callers::Stay;
     let wanted = functions.names_holding(text, module, findings.iter().filter(flows));
     if wanted.is_empty() {
         return;
@@ -279,7 +280,7 @@ pub(crate) fn propagate<'t>(
     // Index loops in functions called per element.
     let mut per_element: HashMap<usize, bool> = HashMap::default();
     findings.retain(|f| {
-        if !matches!(f.code, "NUMBA001" | "WARP001") {
+        if f.code.rule().callers != Callers::Kernel {
             return true;
         }
         let Some(function) = function_of(f) else { return true };
@@ -290,7 +291,7 @@ pub(crate) fn propagate<'t>(
     for (i, f) in findings.iter().enumerate() {
         // Array work, whose data can stay on the GPU across the caller's
         // loop (not a kernel of the callee's own loop, a file read or a fit).
-        if !matches!(f.code, "CUPY001" | "RAFT001" | "CUCIM001") {
+        if f.code.rule().callers != Callers::ArrayWork {
             continue;
         }
         if let Some(function) = function_of(f) {

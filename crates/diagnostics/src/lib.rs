@@ -26,7 +26,7 @@ use gpulens_syntax::{Node, Tree};
 use serde::Serialize;
 
 pub use fixes::{apply_fixes, syntax_errors};
-pub use registry::{rule, Rule, RULES};
+pub use registry::{rule, Callers, Code, Kind, Rule, RULES};
 pub use rules::{estimated_speedup, Estimate};
 pub use semantic::{parse_suppression, Module, Value};
 pub use plan::{check_incremental, check_incremental_unless, shift_findings, Cache};
@@ -95,7 +95,7 @@ impl Fix {
 pub struct Finding {
     /// Byte range in the source.
     pub range: Range<usize>,
-    pub code: &'static str,
+    pub code: Code,
     /// Library id (`cupy`, `cudf`, …).
     pub library: &'static str,
     pub severity: Severity,
@@ -316,8 +316,8 @@ fn run_rules_unless(
     let cx = Context { module, settings, gpu, cancel };
     let mut findings = rules::run(&cx);
     rules::gate_by_compute_capability(&cx, &mut findings);
-    let in_test = |f: &Finding| !f.code.starts_with("GPU") && module.tests.iter().any(|t| t.contains(&f.range.start));
-    findings.retain(|f| settings.is_enabled(f.code) && !is_suppressed(module, text, f) && !in_test(f));
+    let in_test = |f: &Finding| !f.code.rule().in_tests && module.tests.iter().any(|t| t.contains(&f.range.start));
+    findings.retain(|f| settings.is_enabled(f.code.as_str()) && !is_suppressed(module, text, f) && !in_test(f));
     if with_fixes {
         fixes::attach(&cx, tree, &mut findings);
     }
@@ -341,7 +341,7 @@ fn finish<'t>(
     }
     let functions = hot::Functions::new(tree, units);
     hot::propagate(text, callers, &functions, module, &mut findings);
-    findings.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
+    findings.sort_by(|a, b| (a.range.start, a.range.end, a.code.as_str()).cmp(&(b.range.start, b.range.end, b.code.as_str())));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
     hot::annotate(text, callers, &functions, module, &mut findings);
     fixes::resolve(text, tree, &mut findings);

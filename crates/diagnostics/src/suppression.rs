@@ -13,7 +13,7 @@ pub(crate) fn is_suppressed(module: &Module<'_>, text: &str, finding: &Finding) 
     let lines = [logical_line(text, finding.range.start), logical_line(text, finding.range.end)];
     module.suppressions.iter().any(|s| {
         lines.iter().any(|l| l.contains(&s.offset))
-            && (s.codes.is_empty() || s.codes.iter().any(|c| matches_code(c, finding.code)))
+            && (s.codes.is_empty() || s.codes.iter().any(|c| matches_code(c, finding.code.as_str())))
     })
 }
 

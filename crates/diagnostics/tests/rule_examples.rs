@@ -1,10 +1,10 @@
 //! Each rule's documentation is a test: its example (what `gpulens explain`
 //! shows) raises the rule, and its "use instead" does not.
 
-use gpulens_diagnostics::{check, Settings, RULES};
+use gpulens_diagnostics::{check, Code, Settings, RULES};
 use gpulens_gpu::GpuProfile;
 
-fn codes(text: &str, gpu: &GpuProfile) -> Vec<&'static str> {
+fn codes(text: &str, gpu: &GpuProfile) -> Vec<Code> {
     let tree = gpulens_syntax::parse(text);
     check(text, &tree, &Settings::default(), gpu).iter().map(|f| f.code).collect()
 }
@@ -15,7 +15,7 @@ fn every_example_raises_its_rule_and_its_fix_does_not() {
     for rule in RULES {
         // Advice on float64 speed needs a GPU that is slow at it.
         let gpu = if rule.code == "GPU010" { GpuProfile::target("RTX 4090").unwrap() } else { GpuProfile::none() };
-        let raised = codes(rule.example, &gpu);
+        let raised = codes(rule.example(), &gpu);
         // FIXME(NUMBA002): the rule does not fire on its own example (a
         // `@njit(parallel=True)` function over `prange`); the accuracy work
         // (#34) is to fix the rule. Today's behaviour is asserted instead.
@@ -26,7 +26,7 @@ fn every_example_raises_its_rule_and_its_fix_does_not() {
         if !raised.contains(&rule.code) {
             wrong.push(format!("{}: its example raises {raised:?}", rule.code));
         }
-        let after = codes(rule.use_instead, &gpu);
+        let after = codes(rule.use_instead(), &gpu);
         if after.contains(&rule.code) {
             wrong.push(format!("{}: its \"use instead\" raises it too", rule.code));
         }

@@ -63,7 +63,7 @@ fn every_rule_has_a_fixture() {
     assert!(snapshots.len() > 50, "the fixtures' snapshots were not found in {dir}");
     let missing: Vec<&str> = gpulens_diagnostics::RULES
         .iter()
-        .map(|r| r.code)
+        .map(|r| r.code.as_str())
         .filter(|code| !snapshots.iter().any(|s| s.contains(&format!(" {code} "))))
         .collect();
     assert!(missing.is_empty(), "rules no fixture raises: {missing:?}");

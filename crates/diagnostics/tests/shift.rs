@@ -26,7 +26,7 @@ type Place = (std::ops::Range<usize>, &'static str, Vec<std::ops::Range<usize>>)
 fn places(findings: &[Finding]) -> Vec<Place> {
     findings
         .iter()
-        .map(|f| (f.range.clone(), f.code, f.fix.as_ref().map(|x| x.edits.iter().map(|e| e.range.clone()).collect()).unwrap_or_default()))
+        .map(|f| (f.range.clone(), f.code.as_str(), f.fix.as_ref().map(|x| x.edits.iter().map(|e| e.range.clone()).collect()).unwrap_or_default()))
         .collect()
 }
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use gpulens_diagnostics::{parse_suppression, rule, Applicability, Finding, Severity};
+use gpulens_diagnostics::{parse_suppression, Applicability, Finding, Kind, Severity};
 use gpulens_gpu::{GpuProfile, ProfileSource};
 use gpulens_knowledge::Knowledge;
 use gpulens_syntax::{Document, PositionEncoding};
@@ -199,7 +199,7 @@ impl Converter {
     }
 
     pub fn fix_edit(&self, uri: &Uri, doc: &Document, findings: &[Finding], code: &str, range: Range) -> Option<WorkspaceEdit> {
-        let f = self.overlapping(doc, findings, range).find(|f| f.code == code && f.fix.is_some())?;
+        let f = self.overlapping(doc, findings, range).find(|f| f.code.as_str() == code && f.fix.is_some())?;
         Some(workspace_edit(uri, self.text_edits(doc, f)))
     }
 
@@ -207,10 +207,10 @@ impl Converter {
         let offset = self.offset(doc, position);
         let knowledge = Knowledge::get();
         if let Some(f) = findings.iter().find(|f| f.range.start <= offset && offset <= f.range.end) {
-            let rule = rule(f.code)?;
+            let rule = f.code.rule();
             let lib = knowledge.library(f.library)?;
             let mut md = format!("**{}** · {} — {}\n\n{}\n\n", f.code, lib.name, rule.summary, f.message);
-            md.push_str(&format!("**Why.** {}\n\n", rule.why));
+            md.push_str(&format!("**Why.** {}\n\n", rule.why()));
             md.push_str(&format!("**GPU.** {}\n\n", gpu_sentence(gpu)));
             if let Some((lo, hi)) = knowledge.measured.speedup_range(f.library) {
                 md.push_str(&format!(
@@ -281,7 +281,7 @@ impl Converter {
     pub fn inlay_hints(&self, doc: &Document, findings: &[Finding], range: Range) -> Vec<InlayHint> {
         let knowledge = Knowledge::get();
         self.overlapping(doc, findings, range)
-            .filter(|f| !f.code.starts_with("GPU"))
+            .filter(|f| f.code.rule().kind == Kind::Advice)
             .filter_map(|f| {
                 let lib = knowledge.library(f.library)?;
                 // The estimate: what the rewrite of this library measured on a real GPU.

@@ -19,6 +19,7 @@ use gpulens_knowledge::{ApiKind, ApiMapping, Support};
 use gpulens_syntax::Node;
 
 use super::{cupy_alias, indentation_at, line_end, line_start, module_path, newline, statement_of, Draft};
+use crate::Code;
 use crate::semantic::{Value, MODULE_SCOPE};
 use crate::{Applicability, Context, Finding, Fix};
 
@@ -75,7 +76,7 @@ impl Regions {
         let seeds = self.seeds.get_or_insert_with(|| {
             findings
                 .iter()
-                .filter(|f| matches!(f.code, "CUPY001" | "CUCIM001" | "RAFT001"))
+                .filter(|f| matches!(f.code, Code::CUPY001 | Code::CUCIM001 | Code::RAFT001))
                 .map(|f| (f.range.start, f.range.end))
                 .collect()
         });
@@ -607,7 +608,7 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             .iter()
             .filter(|s| {
                 s.codes.is_empty()
-                    || s.codes.iter().any(|c| ["CUPY001", "CUCIM001", "RAFT001"].iter().any(|code| crate::matches_code(c, code)))
+                    || s.codes.iter().any(|c| [Code::CUPY001, Code::CUCIM001, Code::RAFT001].iter().any(|code| crate::matches_code(c, code.as_str())))
             })
             .map(|s| crate::logical_line(text, s.offset))
             .collect();

@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use gpulens_syntax::{Node, Tree};
 
+use crate::Code;
 use crate::semantic::Module;
 pub(crate) use crate::source::{indentation_at, line_start, newline};
 use crate::{Applicability, Context, Edit, Finding, Fix};
@@ -132,16 +133,19 @@ pub(crate) fn attach(cx: &Context<'_, '_>, tree: &Tree, findings: &mut [Finding]
         if cx.module.text.len() > MAX_MODULE_LEVEL_TEXT && enclosing_function(node).is_none() {
             continue;
         }
+        if !f.code.rule().fix {
+            continue;
+        }
         let fix = match f.code {
-            "CUPY001" | "CUCIM001" | "RAFT001" => regions.fix(cx, node, findings),
-            "CUDF001" | "CUDF002" => accel::cudf_pandas(cx),
-            "CUML001" => accel::cuml_accel(cx),
-            "CUGRAPH001" => accel::nx_backend(cx, node),
-            "KVIKIO001" => arrays::kvikio_read(cx, node),
-            "CUVS001" => search::cuvs(cx, node),
-            "NUMBA001" => kernels::numba(cx, node),
-            "WARP001" => kernels::warp(cx, node),
-            "GPU005" => accel::synchronize_before_timer(cx, node),
+            Code::CUPY001 | Code::CUCIM001 | Code::RAFT001 => regions.fix(cx, node, findings),
+            Code::CUDF001 | Code::CUDF002 => accel::cudf_pandas(cx),
+            Code::CUML001 => accel::cuml_accel(cx),
+            Code::CUGRAPH001 => accel::nx_backend(cx, node),
+            Code::KVIKIO001 => arrays::kvikio_read(cx, node),
+            Code::CUVS001 => search::cuvs(cx, node),
+            Code::NUMBA001 => kernels::numba(cx, node),
+            Code::WARP001 => kernels::warp(cx, node),
+            Code::GPU005 => accel::synchronize_before_timer(cx, node),
             _ => None,
         };
         findings[i].fix = fix;

@@ -4,8 +4,168 @@
 use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, ApiMapping, Fallback, Library, Support};
 use super::{finding, install, is_small, library, loop_phrase, size_phrase, Call};
+use crate::Code;
 use crate::semantic::{CallSite, Value};
 use crate::{Context, Finding};
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// A pandas reader (`read_csv`, `read_parquet`, `read_json`, …) that cuDF implements.
+    ///
+    /// ## Why
+    /// cuDF parses CSV, Parquet, JSON and ORC on the GPU and leaves the table in GPU memory, ready for
+    /// the filters, joins and group-bys that usually follow. With cudf.pandas the code stays unchanged:
+    /// every pandas call runs on the GPU when cuDF supports it and on the CPU otherwise.
+    ///
+    /// ## Example
+    /// ```python
+    /// import pandas as pd
+    ///
+    /// orders = pd.read_parquet("orders.parquet")
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// # Unchanged code, run as: python -m cudf.pandas script.py
+    /// # or natively:
+    /// import cudf
+    ///
+    /// orders = cudf.read_parquet("orders.parquet")
+    /// ```
+    pub(crate) static CUDF001: Rule {
+        name: "pandas-reader-on-cudf",
+        library: "cudf",
+        severity: Severity::Hint,
+        summary: "pandas file reader that cuDF parses on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A DataFrame or Series operation — `groupby`, `merge`, `join`, `sort_values`, `pivot_table`,
+    /// `drop_duplicates`, aggregations — on a table that is not evidently small.
+    ///
+    /// ## Why
+    /// Group-bys, joins and sorts over millions of rows are where cuDF gains most over pandas.
+    /// cudf.pandas accelerates them without code changes and falls back to pandas for anything cuDF
+    /// lacks; the gain starts somewhere between 10,000 and 100,000 rows.
+    ///
+    /// ## Example
+    /// ```python
+    /// import pandas as pd
+    ///
+    /// sales = pd.read_csv("sales.csv")
+    /// by_region = sales.groupby("region")["amount"].sum()
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cudf
+    ///
+    /// # Or the pandas code unchanged, run as: python -m cudf.pandas script.py
+    /// sales = cudf.read_csv("sales.csv")
+    /// by_store = sales.groupby("store")["amount"].sum()
+    /// ```
+    pub(crate) static CUDF002: Rule {
+        name: "dataframe-op-on-cudf",
+        library: "cudf",
+        severity: Severity::Hint,
+        summary: "pandas DataFrame work (group-by, join, sort, aggregation) that cuDF runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// `iterrows()`, `itertuples()` or `apply(..., axis=1)` on a DataFrame: Python code run once per
+    /// row.
+    ///
+    /// ## Why
+    /// A Python-level loop over rows is slow on any hardware, and no GPU library can run arbitrary
+    /// Python per row: under cudf.pandas, iteration falls back to the CPU, copying the table back from
+    /// the GPU. Rewrite the loop as column operations (arithmetic on whole columns, `where`, `map`,
+    /// `groupby`) — that alone is often 100x faster in pandas, and cuDF then runs it on the GPU.
+    ///
+    /// ## Example
+    /// ```python
+    /// import pandas as pd
+    ///
+    /// orders = pd.read_parquet("orders.parquet")
+    /// total = 0.0
+    /// for _, row in orders.iterrows():
+    ///     total += row["price"] * row["qty"]
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import pandas as pd
+    ///
+    /// orders = pd.read_parquet("orders.parquet")
+    /// total = (orders["price"] * orders["qty"]).sum()
+    /// ```
+    pub(crate) static CUDF003: Rule {
+        name: "dataframe-row-loop",
+        library: "cudf",
+        severity: Severity::Hint,
+        summary: "Row-by-row DataFrame loop: vectorise it first; cudf.pandas runs it on the CPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A pandas call that cuDF otherwise runs on the GPU, made with an argument, or followed by a
+    /// method, that cuDF's own implementation rejects: `.rolling(w).median()`, `.shift(freq=...)`,
+    /// `.ewm(span, min_periods=k)` with k other than 0, `.groupby(key, observed=False)`,
+    /// `pd.read_csv(..., chunksize=...)`, and the other conditions recorded in
+    /// knowledge/api/pandas.toml.
+    ///
+    /// ## Why
+    /// cudf.pandas tries every call in cuDF first and, when cuDF raises (NotImplementedError, or a
+    /// TypeError for an argument its signature lacks), runs the call in pandas on the CPU, copying the
+    /// data back from the GPU. The program still works, but this step gets no speedup and pays for the
+    /// copies. Where the argument is not essential (a different window statistic, `observed=True`, a
+    /// plain `pd.read_csv` of the whole file), changing it keeps the step on the GPU.
+    ///
+    /// ## Example
+    /// ```python
+    /// import pandas as pd
+    ///
+    /// prices = pd.read_parquet("prices.parquet")
+    /// smooth = prices.rolling(20).median()
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import pandas as pd
+    ///
+    /// prices = pd.read_parquet("prices.parquet")
+    /// # cuDF runs mean (and sum, min, max, var, std, count) over a window:
+    /// smooth = prices.rolling(20).mean()
+    /// ```
+    pub(crate) static CUDF004: Rule {
+        name: "cudf-pandas-cpu-fallback",
+        library: "cudf",
+        severity: Severity::Info,
+        summary: "pandas call that cudf.pandas runs on the CPU: an argument or method cuDF does not implement",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
 
 /// `pd.read_csv(...)`, `pd.merge(...)`: calls resolved through the imports.
 pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
@@ -20,7 +180,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             let fallbacks = call.matched_fallbacks();
             if !fallbacks.is_empty() || api.support == Support::Fallback {
                 out.push(call.finding(
-                    "CUDF001",
+                    Code::CUDF001,
                     format!(
                         "`{}` parses the file on the CPU, and cuDF cannot parse it on the GPU as called here: {}",
                         call.callee_text(),
@@ -31,7 +191,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             }
             let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
             out.push(call.finding(
-                "CUDF001",
+                Code::CUDF001,
                 format!(
                     "`{}` parses the file on the CPU; {}'s `{gpu}` parses it on the GPU and keeps the table \
                      there for the work that follows.{} Install: {}.",
@@ -92,7 +252,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
             .join(" ");
         out.push(finding(
             site.node,
-            "CUDF003",
+            Code::CUDF003,
             format!(
                 "`{callee}` runs Python code once per row. Vectorise it first: express it as operations on \
                  whole columns, which is often 100x faster even in pandas and is what cuDF can run on the GPU. \
@@ -137,7 +297,7 @@ fn op_finding(
     let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
     finding(
         site.node,
-        "CUDF002",
+        Code::CUDF002,
         format!(
             "`{callee}` on a pandas table{} runs on the CPU; {} runs it on the GPU{gpu}.{}{}{} Install: {}.",
             size_phrase(value, "rows"),
@@ -154,7 +314,7 @@ fn op_finding(
 fn cpu_finding(site: &CallSite<'_>, callee: &str, fallbacks: &[&Fallback], api: &ApiMapping) -> Finding {
     finding(
         site.node,
-        "CUDF004",
+        Code::CUDF004,
         format!(
             "`{callee}` runs in pandas on the CPU even under cudf.pandas: {} Expect pandas speed for this step, plus \
              copying the data between GPU and CPU memory.",

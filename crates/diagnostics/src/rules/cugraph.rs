@@ -3,8 +3,47 @@
 use gpulens_knowledge::{ApiKind, Support};
 
 use super::{install, loop_phrase, size_phrase, Call};
+use crate::Code;
 use crate::semantic::Value;
 use crate::Finding;
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// A NetworkX algorithm (PageRank, betweenness centrality, Louvain, shortest paths, connected
+    /// components, …) that nx-cugraph implements, on a graph that is not evidently small.
+    ///
+    /// ## Why
+    /// nx-cugraph is a NetworkX backend: with it installed and enabled, the same NetworkX calls run on
+    /// the GPU — 10x faster on small graphs and 500x or more on graphs with millions of edges.
+    /// Algorithms it lacks keep running in NetworkX.
+    ///
+    /// ## Example
+    /// ```python
+    /// import networkx as nx
+    ///
+    /// G = nx.read_edgelist("edges.txt", nodetype=int)
+    /// ranks = nx.pagerank(G)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// # Unchanged code, run as: NX_CUGRAPH_AUTOCONFIG=True python script.py
+    /// # or per call:
+    /// ranks = nx.pagerank(G, backend="cugraph")
+    /// ```
+    pub(crate) static CUGRAPH001: Rule {
+        name: "networkx-on-cugraph",
+        library: "cugraph",
+        severity: Severity::Hint,
+        summary: "NetworkX algorithm that the nx-cugraph backend runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
 
 pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let api = call.api;
@@ -35,7 +74,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     if !fallbacks.is_empty() {
         let reasons: Vec<&str> = fallbacks.iter().map(|f| f.reason.as_str()).collect();
         out.push(call.finding(
-            "CUGRAPH001",
+            Code::CUGRAPH001,
             format!(
                 "`{}` ({}) runs on the CPU as written, even with the nx-cugraph backend enabled: {} Install: {}.",
                 call.callee_text(),
@@ -48,7 +87,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     }
     let zero = lib.zero_code_change.as_ref().map(|z| format!(" `{}`, or", z.script)).unwrap_or_default();
     out.push(call.finding(
-        "CUGRAPH001",
+        Code::CUGRAPH001,
         format!(
             "`{}` ({}) runs in pure Python on the CPU; the nx-cugraph backend runs the same call on the \
              GPU{}. Enable it without code changes:{} pass `backend=\"cugraph\"` to this call.{} Install: {}.",

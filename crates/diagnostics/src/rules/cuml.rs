@@ -3,7 +3,88 @@
 use gpulens_knowledge::{ApiKind, Support};
 
 use super::{install, Call};
+use crate::Code;
 use crate::Finding;
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// A scikit-learn estimator or transformer (or UMAP/HDBSCAN) that cuml.accel accelerates,
+    /// constructed with parameters the GPU implementation supports; or a nearest-neighbour query
+    /// (`.kneighbors()`, `.radius_neighbors()`) on a model built where the code does not show it.
+    ///
+    /// ## Why
+    /// cuML implements these estimators on the GPU with scikit-learn's API. `python -m cuml.accel` (or
+    /// `cuml.accel.install()`) runs unchanged scikit-learn code on the GPU: from 2-10x for linear
+    /// models to 50-600x for nearest neighbours, HDBSCAN and UMAP on large data. Small inputs can be
+    /// slower than on the CPU.
+    ///
+    /// ## Example
+    /// ```python
+    /// from sklearn.ensemble import RandomForestClassifier
+    ///
+    /// model = RandomForestClassifier(n_estimators=100)
+    /// model.fit(X_train, y_train)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// # Unchanged code, run as: python -m cuml.accel script.py
+    /// # or natively:
+    /// from cuml.ensemble import RandomForestClassifier
+    ///
+    /// model = RandomForestClassifier(n_estimators=100)
+    /// model.fit(X_train, y_train)
+    /// ```
+    pub(crate) static CUML001: Rule {
+        name: "sklearn-on-cuml",
+        library: "cuml",
+        severity: Severity::Hint,
+        summary: "scikit-learn estimator that cuML's accelerator runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A scikit-learn estimator that cuml.accel normally accelerates, constructed with a parameter
+    /// value its GPU implementation does not support (for example `Ridge(positive=True)` or
+    /// `SVC(probability=True)`).
+    ///
+    /// ## Why
+    /// cuml.accel checks each estimator's parameters and quietly runs unsupported configurations with
+    /// scikit-learn on the CPU. Expecting a GPU speedup here would be wrong; change the parameter if
+    /// the model allows it, or expect CPU speed.
+    ///
+    /// ## Example
+    /// ```python
+    /// from sklearn.linear_model import Ridge
+    ///
+    /// model = Ridge(alpha=1.0, positive=True)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// from sklearn.linear_model import Ridge
+    ///
+    /// # Without positive=True, cuml.accel runs Ridge on the GPU.
+    /// model = Ridge(alpha=1.0)
+    /// ```
+    pub(crate) static CUML002: Rule {
+        name: "cuml-accel-cpu-fallback",
+        library: "cuml",
+        severity: Severity::Info,
+        summary: "scikit-learn estimator with a parameter that makes cuML's accelerator fall back to the CPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
 
 pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let api = call.api;
@@ -20,7 +101,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         let reasons: Vec<&str> = fallbacks.iter().map(|f| f.reason.as_str()).collect();
         let reasons = if reasons.is_empty() { api.note.clone().unwrap_or_default() } else { reasons.join("; ") };
         out.push(call.finding(
-            "CUML002",
+            Code::CUML002,
             format!(
                 "`{short}` as configured here runs on the CPU even under cuml.accel: {reasons} Expect \
                  scikit-learn speed for this model, or change the parameter if the model allows it."
@@ -32,7 +113,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let native = api.gpu.as_deref().map(|g| format!(" use `{g}` directly")).unwrap_or_default();
     let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
     out.push(call.finding(
-        "CUML001",
+        Code::CUML001,
         format!(
             "`{short}` ({}) fits on the CPU; {}'s accelerator runs it on the GPU.{}{}.{} Small datasets can be \
              slower on the GPU. Install: {}.",

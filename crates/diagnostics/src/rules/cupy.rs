@@ -16,8 +16,90 @@ use super::context;
 use super::{estimate_phrase, fp64_phrase, install, loop_phrase, scale_out_phrase, size_phrase, tensor_core_phrase, Call};
 use gpulens_syntax::Node;
 
+use crate::Code;
 use crate::semantic::{Module, Value};
 use crate::Finding;
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// A call to a NumPy or SciPy function — element-wise math, reductions, sorting, FFT, linear
+    /// algebra, random generation, signal or image filtering — that CuPy implements with the same name,
+    /// on data that is not evidently small. Calls on arrays known to hold fewer elements than
+    /// `min-elements` (10,000 by default) are left alone.
+    ///
+    /// ## Why
+    /// CuPy runs these functions on the GPU through NVIDIA's tuned libraries (cuBLAS, cuFFT, cuSOLVER,
+    /// cuRAND, cuSPARSE). On millions of elements that is typically 10-100x faster than NumPy. The cost
+    /// is moving data over PCIe, so move inputs to the GPU once, chain the work there, and bring only
+    /// results back. On small arrays the launch overhead makes the GPU slower.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    ///
+    /// signal = np.random.rand(10_000_000)
+    /// spectrum = np.fft.fft(signal)
+    /// ordered = np.sort(spectrum.real)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    ///
+    /// signal = cp.random.rand(10_000_000)
+    /// spectrum = cp.fft.fft(signal)
+    /// ordered = cp.sort(spectrum.real)
+    /// result = cp.asnumpy(ordered)  # back to the CPU once
+    /// ```
+    pub(crate) static CUPY001: Rule {
+        name: "numpy-on-cupy",
+        library: "cupy",
+        severity: Severity::Hint,
+        summary: "NumPy/SciPy array work that CuPy runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::ArrayWork,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// `scipy.sparse.linalg.eigsh` without shift-invert (`sigma`), which pylibraft's Lanczos solver
+    /// implements for CSR matrices of float32/float64.
+    ///
+    /// ## Why
+    /// Sparse eigenproblems (spectral clustering, graph partitioning) spend their time in sparse
+    /// matrix-vector products, which the GPU runs far faster. Move the matrix once with
+    /// `cupyx.scipy.sparse.csr_matrix` and call pylibraft's `eigsh`.
+    ///
+    /// ## Example
+    /// ```python
+    /// from scipy.sparse.linalg import eigsh
+    ///
+    /// values, vectors = eigsh(A, k=10, which="LM")
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupyx.scipy.sparse as gpu_sparse
+    /// from pylibraft.sparse.linalg import eigsh
+    ///
+    /// values, vectors = eigsh(gpu_sparse.csr_matrix(A), k=10, which="LM")
+    /// ```
+    pub(crate) static RAFT001: Rule {
+        name: "eigsh-on-raft",
+        library: "raft",
+        severity: Severity::Hint,
+        summary: "SciPy sparse eigensolver that pylibraft runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::ArrayWork,
+        fix: true,
+    }
+}
 
 /// Array operations in one function from which the data is worth keeping on the GPU.
 pub(crate) const CHAIN: u32 = 3;
@@ -264,10 +346,10 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
     };
     let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
     let (code, how) = if api.library == "raft" {
-        ("RAFT001", " Convert the matrix once with `cupyx.scipy.sparse.csr_matrix(A)` and pass that.")
+        (Code::RAFT001, " Convert the matrix once with `cupyx.scipy.sparse.csr_matrix(A)` and pass that.")
     } else {
         (
-            "CUPY001",
+            Code::CUPY001,
             " Move the inputs to the GPU once (`cp.asarray`), keep the work there, and copy the result back once \
              (`cp.asnumpy`).",
         )

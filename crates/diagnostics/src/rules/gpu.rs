@@ -8,8 +8,439 @@ use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::finding;
+use crate::Code;
 use crate::semantic::{CallSite, Value};
 use crate::{Context, Finding, Module};
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// `cp.asarray(x)` or `cuda.to_device(x)` inside a loop, where `x` does not change in the loop.
+    ///
+    /// ## Why
+    /// Host-to-device copies cross PCIe at a few tens of GB/s, far slower than the GPU's own memory.
+    /// Copying the same data again in every iteration can cost more than the computation; copy once
+    /// before the loop and reuse the device array.
+    ///
+    /// ## Example
+    /// ```python
+    /// import cupy as cp
+    /// import numpy as np
+    ///
+    /// weights = np.random.rand(4096, 4096)
+    /// d_x = cp.random.rand(4096)
+    /// for step in range(100):
+    ///     d_weights = cp.asarray(weights)
+    ///     out = d_weights @ d_x
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    /// import numpy as np
+    ///
+    /// weights = np.random.rand(4096, 4096)
+    /// d_x = cp.random.rand(4096)
+    /// d_weights = cp.asarray(weights)
+    /// for step in range(100):
+    ///     out = d_weights @ d_x
+    /// ```
+    pub(crate) static GPU001: Rule {
+        name: "transfer-in-loop",
+        library: "cupy",
+        severity: Severity::Warning,
+        summary: "The same host data copied to the GPU in every iteration of a loop",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// Inside a loop: `cp.asnumpy`, `.get()`, `.item()`, `.copy_to_host()`, `float()`/`int()`/`bool()`
+    /// of a GPU value, an explicit `synchronize()`, or an `if`/`while` that tests a GPU value.
+    ///
+    /// ## Why
+    /// GPU calls are queued and return at once; anything that needs a value on the host makes the CPU
+    /// wait for all queued work and copies the value back. Done every iteration, the GPU idles while
+    /// Python catches up. Keep results on the GPU and check them every N iterations, or after the loop.
+    ///
+    /// ## Example
+    /// ```python
+    /// import cupy as cp
+    ///
+    /// x = cp.random.rand(1_000_000)
+    /// tol = 1e-6
+    /// while True:
+    ///     prev = x
+    ///     x = cp.sqrt(x)
+    ///     if cp.abs(x - prev).max() < tol:
+    ///         break
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    ///
+    /// x = cp.random.rand(1_000_000)
+    /// tol = 1e-6
+    /// for i in range(10_000):
+    ///     prev = x
+    ///     x = cp.sqrt(x)
+    ///     if i % 50 == 0 and cp.abs(x - prev).max() < tol:  # check every 50 steps
+    ///         break
+    /// ```
+    pub(crate) static GPU002: Rule {
+        name: "sync-in-loop",
+        library: "cupy",
+        severity: Severity::Info,
+        summary: "Copy back or synchronisation in every iteration of a loop",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A `@cuda.jit` kernel that takes its index from `cuda.grid()` (or threadIdx/blockIdx) and never
+    /// compares it with the array's size.
+    ///
+    /// ## Why
+    /// The number of threads launched is rounded up to whole blocks, so the last block usually has
+    /// threads whose index is past the end of the array. Without a check they read and write memory
+    /// that isn't theirs: an illegal-address error, or silent corruption.
+    ///
+    /// ## Example
+    /// ```python
+    /// from numba import cuda
+    ///
+    ///
+    /// @cuda.jit
+    /// def scale(x, out):
+    ///     i = cuda.grid(1)
+    ///     out[i] = 2.0 * x[i]
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// from numba import cuda
+    ///
+    ///
+    /// @cuda.jit
+    /// def scale(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < out.size:
+    ///         out[i] = 2.0 * x[i]
+    /// ```
+    pub(crate) static GPU003: Rule {
+        name: "kernel-without-bounds-check",
+        library: "numba",
+        severity: Severity::Warning,
+        summary: "Numba CUDA kernel that indexes with cuda.grid() without a bounds check",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A kernel launch `kernel[blocks, threads](...)` whose threads per block (a literal or a known
+    /// constant) is not a multiple of 32, or exceeds 1024.
+    ///
+    /// ## Why
+    /// NVIDIA GPUs run threads in warps of 32; a block of 100 threads occupies 4 warps and leaves 28
+    /// thread slots idle. More than 1024 threads per block is not allowed at all: the launch fails.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    /// from numba import cuda
+    ///
+    ///
+    /// @cuda.jit
+    /// def double(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < x.size:
+    ///         out[i] = 2.0 * x[i]
+    ///
+    ///
+    /// d_x = cuda.to_device(np.ones(1_000_000))
+    /// d_out = cuda.device_array_like(d_x)
+    /// double[(d_x.size + 99) // 100, 100](d_x, d_out)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import numpy as np
+    /// from numba import cuda
+    ///
+    ///
+    /// @cuda.jit
+    /// def double(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < x.size:
+    ///         out[i] = 2.0 * x[i]
+    ///
+    ///
+    /// d_x = cuda.to_device(np.ones(1_000_000))
+    /// d_out = cuda.device_array_like(d_x)
+    /// threads = 128
+    /// double[(d_x.size + threads - 1) // threads, threads](d_x, d_out)
+    /// ```
+    pub(crate) static GPU004: Rule {
+        name: "bad-block-size",
+        library: "numba",
+        severity: Severity::Warning,
+        summary: "Threads per block not a multiple of 32, or above 1024",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// Two clock readings (`time.time()`, `time.perf_counter()`) around GPU work with no
+    /// synchronisation before the second one.
+    ///
+    /// ## Why
+    /// Kernel launches and CuPy calls return as soon as the work is queued. Reading the clock right
+    /// after measures the launch, not the computation, which makes the GPU look impossibly fast — and
+    /// the cost shows up later, wherever the program next waits.
+    ///
+    /// ## Example
+    /// ```python
+    /// import time
+    ///
+    /// import cupy as cp
+    ///
+    /// x = cp.random.rand(1 << 24)
+    /// t0 = time.perf_counter()
+    /// y = cp.fft.fft(x)
+    /// elapsed = time.perf_counter() - t0
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import time
+    ///
+    /// import cupy as cp
+    ///
+    /// x = cp.random.rand(1 << 24)
+    /// t0 = time.perf_counter()
+    /// y = cp.fft.fft(x)
+    /// cp.cuda.get_current_stream().synchronize()
+    /// elapsed = time.perf_counter() - t0
+    /// ```
+    pub(crate) static GPU005: Rule {
+        name: "timing-without-sync",
+        library: "cupy",
+        severity: Severity::Warning,
+        summary: "Timing GPU work without synchronising first",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A float literal such as `0.5` in a `@cuda.jit` kernel whose signature declares float32 data.
+    ///
+    /// ## Why
+    /// Numba types Python floats as float64, so `0.5 * x[i]` with float32 `x` computes in float64.
+    /// Consumer and many workstation GPUs run float64 at 1/32 or 1/64 of float32 speed.
+    ///
+    /// ## Example
+    /// ```python
+    /// from numba import cuda
+    ///
+    ///
+    /// @cuda.jit("void(float32[:], float32[:])")
+    /// def half(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < x.size:
+    ///         out[i] = 0.5 * x[i]
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// from numba import cuda, float32
+    ///
+    ///
+    /// @cuda.jit("void(float32[:], float32[:])")
+    /// def half(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < x.size:
+    ///         out[i] = float32(0.5) * x[i]
+    /// ```
+    pub(crate) static GPU006: Rule {
+        name: "float64-literal-in-float32-kernel",
+        library: "numba",
+        severity: Severity::Info,
+        summary: "Python float literal in a float32 Numba kernel promotes it to float64",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A `numpy` function given a CuPy array (or a Numba device array).
+    ///
+    /// ## Why
+    /// `np.asarray` of a CuPy array raises a TypeError, since CuPy refuses silent copies to the host.
+    /// Other NumPy functions may be dispatched to CuPy, but they read as CPU code and any that are not
+    /// dispatched copy the data to the host. Call the `cupy` function.
+    ///
+    /// ## Example
+    /// ```python
+    /// import cupy as cp
+    /// import numpy as np
+    ///
+    /// x = np.random.rand(1_000_000)
+    /// d = cp.asarray(x)
+    /// total = np.sum(d)
+    /// host = np.asarray(d)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    /// import numpy as np
+    ///
+    /// x = np.random.rand(1_000_000)
+    /// d = cp.asarray(x)
+    /// total = cp.sum(d)
+    /// host = cp.asnumpy(d)
+    /// ```
+    pub(crate) static GPU007: Rule {
+        name: "numpy-on-gpu-data",
+        library: "cupy",
+        severity: Severity::Warning,
+        summary: "NumPy function called on data that is already on the GPU",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// `apply`, `map`, `applymap` or `apply_rows` on a cuDF DataFrame or Series with a Python function
+    /// or lambda.
+    ///
+    /// ## Why
+    /// cuDF compiles such functions with Numba to run on the GPU. Only numeric scalars (and some string
+    /// operations) are supported; Python objects, containers or calls into other libraries fail to
+    /// compile. Column arithmetic is faster and always runs on the GPU.
+    ///
+    /// ## Example
+    /// ```python
+    /// import cudf
+    ///
+    /// df = cudf.read_parquet("orders.parquet")
+    /// df["total"] = df.apply(lambda r: r["price"] * r["qty"], axis=1)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cudf
+    ///
+    /// df = cudf.read_parquet("orders.parquet")
+    /// df["total"] = df["price"] * df["qty"]
+    /// ```
+    pub(crate) static GPU008: Rule {
+        name: "cudf-python-udf",
+        library: "cudf",
+        severity: Severity::Info,
+        summary: "Python function applied to a cuDF frame: it must compile with Numba",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// Imports of `warp.sim` (removed in Warp 1.10), `pylibraft.neighbors` (moved to cuVS) and
+    /// `cuspatial` (archived).
+    ///
+    /// ## Why
+    /// Code on these APIs breaks on current releases or pins old ones that conflict with the rest of
+    /// RAPIDS. Each message names the replacement.
+    ///
+    /// ## Example
+    /// ```python
+    /// from pylibraft.neighbors import brute_force
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// from cuvs.neighbors import brute_force
+    /// ```
+    pub(crate) static GPU009: Rule {
+        name: "removed-gpu-api",
+        library: "warp",
+        severity: Severity::Warning,
+        summary: "Import of a GPU API that was removed, moved or archived",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// CuPy matrix products, linear algebra and FFTs on float64 data (the default) when the GPU advice
+    /// is for (attached or targeted) has a slow FP64 unit: GeForce and most workstation cards, T4, A10,
+    /// L4. Nothing is said on GPUs with full-rate FP64 such as the A100, H100 or H200.
+    ///
+    /// ## Why
+    /// Consumer and inference GPUs have few float64 units: an RTX 4090 runs float64 at 1/64 of its
+    /// float32 rate, a T4 at 1/32. Work that tolerates single precision runs many times faster in
+    /// float32, and float32 matrix products can also use the tensor cores (TF32).
+    ///
+    /// ## Example
+    /// ```python
+    /// import cupy as cp
+    ///
+    /// a = cp.random.rand(4096, 4096)
+    /// b = a @ a
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    ///
+    /// a = cp.random.rand(4096, 4096, dtype=cp.float32)
+    /// b = a @ a
+    /// ```
+    pub(crate) static GPU010: Rule {
+        name: "float64-on-slow-fp64-gpu",
+        library: "cupy",
+        severity: Severity::Info,
+        summary: "float64 matrix work on a GPU that runs float64 at 1/32 or 1/64 speed",
+        kind: Kind::GpuCode,
+        in_tests: true,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
 
 pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     let module = cx.module;
@@ -29,7 +460,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         {
             out.push(finding(
                 condition.node,
-                "GPU002",
+                Code::GPU002,
                 "This condition tests a value that lives on the GPU, inside a loop: Python needs a real `bool`, so \
                  every iteration waits for all queued GPU work and copies the value back. Check it every N \
                  iterations, or keep the whole loop on the GPU."
@@ -86,14 +517,14 @@ fn float64_on_slow_fp64(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         });
         if !any_single {
             let callee = module.text_of(site.node.field("function").unwrap());
-            out.push(finding(site.node, "GPU010", message(&format!("`{callee}`"))));
+            out.push(finding(site.node, Code::GPU010, message(&format!("`{callee}`"))));
         }
     }
     for &(node, scope) in &module.matmuls {
         let (Some(l), Some(r)) = (node.field("left"), node.field("right")) else { continue };
         let on_device = [l, r].iter().any(|o| matches!(module.value(*o, scope), Value::Device(_)));
         if on_device && !single(l, scope) && !single(r, scope) {
-            out.push(finding(node, "GPU010", message("This matrix product")));
+            out.push(finding(node, Code::GPU010, message("This matrix product")));
         }
     }
 }
@@ -112,7 +543,7 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
                 let numba = name == Some("numba.cuda.to_device");
                 out.push(library_finding(numba, finding(
                     site.node,
-                    "GPU001",
+                    Code::GPU001,
                     format!(
                         "`{}` copies `{}` from host memory to the GPU in every iteration of the loop, though it does \
                          not change inside the loop. Copy it once before the loop and reuse the GPU copy: transfers \
@@ -174,7 +605,7 @@ fn library_finding(numba: bool, mut f: Finding) -> Finding {
 fn push_sync(node: Node<'_>, what: &str, numba: bool, out: &mut Vec<Finding>) {
     out.push(library_finding(numba, finding(
         node,
-        "GPU002",
+        Code::GPU002,
         format!(
             "Inside a loop, {what} and waits for all queued GPU work, every iteration: the GPU idles while Python \
              catches up. Keep results on the GPU and bring them back once after the loop (or every N iterations, \
@@ -249,7 +680,7 @@ fn numpy_on_device(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>
              any function CuPy does not dispatch copies the data back to the host. Call `{gpu}` directly."
         )
     };
-    out.push(finding(site.node, "GPU007", message));
+    out.push(finding(site.node, Code::GPU007, message));
 }
 
 /// `i % 50 == 0 and <GPU test>`: the GPU value is read only on every Nth
@@ -285,7 +716,7 @@ fn cudf_udf(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     }
     out.push(finding(
         site.node,
-        "GPU008",
+        Code::GPU008,
         format!(
             "`.{method}()` with a Python function on a cuDF frame compiles that function with Numba for the GPU: \
              it must use only numbers (and simple string operations) — Python objects, lists, dicts or calls into \
@@ -319,7 +750,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
         if !guarded {
             out.push(finding(
                 def.field("name").unwrap_or(def),
-                "GPU003",
+                Code::GPU003,
                 format!(
                     "Kernel `{name}` takes its index from the grid ({}) but never checks it against the array's size. \
                      The grid is rounded up to whole blocks, so the last threads point past the end and write memory \
@@ -342,7 +773,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
         if let Some(literal) = bare {
             out.push(finding(
                 literal,
-                "GPU006",
+                Code::GPU006,
                 format!(
                     "`{}` is a Python float, which Numba treats as float64: mixed with the kernel's float32 data it \
                      promotes the arithmetic to float64, which consumer and many workstation GPUs run 32-64x slower. \
@@ -412,7 +843,7 @@ fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>
         if total > 1024 {
             out.push(finding(
                 threads,
-                "GPU004",
+                Code::GPU004,
                 format!(
                     "{total} threads per block is more than the 1024 every NVIDIA GPU allows: the launch fails with \
                      an invalid-configuration error. Use 256 (or 16x16 for 2-D) and more blocks."
@@ -422,7 +853,7 @@ fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>
             let up = total.div_ceil(32) * 32;
             out.push(finding(
                 threads,
-                "GPU004",
+                Code::GPU004,
                 format!(
                     "{total} threads per block is not a multiple of 32, the warp size: the GPU schedules whole warps, \
                      so {} of every {up} thread slots do nothing. Use a multiple of 32 such as 128 or 256.",
@@ -492,7 +923,7 @@ fn timing(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
         if j < events.len() && events[j].0 == scope && work && !synced_after_work {
             out.push(finding(
                 events[j].3,
-                "GPU005",
+                Code::GPU005,
                 "This clock reading follows GPU work with no synchronisation in between. GPU calls return as soon as \
                  the work is queued, so the time measured is the launch, not the computation. Call \
                  `cp.cuda.get_current_stream().synchronize()` (CuPy) or `cuda.synchronize()` (Numba) before reading \
@@ -521,7 +952,7 @@ fn deprecated_imports(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         } else {
             continue;
         };
-        let mut f = finding(node, "GPU009", message.to_string());
+        let mut f = finding(node, Code::GPU009, message.to_string());
         f.library = if target.starts_with("warp") {
             "warp"
         } else if target.starts_with("pylibraft") {

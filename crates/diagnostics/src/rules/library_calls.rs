@@ -10,8 +10,295 @@ use gpulens_knowledge::{ApiKind, Status, Support};
 use gpulens_syntax::Node;
 
 use super::{estimate_phrase, install, loop_phrase, size_phrase, Call};
+use crate::Code;
 use crate::semantic::Value;
 use crate::Finding;
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// `numpy.fromfile`, `numpy.frombuffer(f.read())` and similar reads of raw binary data into an
+    /// array.
+    ///
+    /// ## Why
+    /// Data headed for the GPU normally travels disk → host memory → GPU. KvikIO reads files directly
+    /// into GPU buffers, using GPUDirect Storage to skip host memory where the system supports it and
+    /// parallel POSIX reads otherwise.
+    ///
+    /// ## Example
+    /// ```python
+    /// import cupy as cp
+    /// import numpy as np
+    ///
+    /// data = np.fromfile("volume.raw", dtype=np.float32)
+    /// d_data = cp.asarray(data)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    /// import kvikio
+    ///
+    /// n = 512 * 512 * 512
+    /// d_data = cp.empty(n, dtype=cp.float32)
+    /// with kvikio.CuFile("volume.raw", "r") as f:
+    ///     f.read(d_data)
+    /// ```
+    pub(crate) static KVIKIO001: Rule {
+        name: "binary-read-to-gpu",
+        library: "kvikio",
+        severity: Severity::Hint,
+        summary: "Raw binary file read that KvikIO reads straight into GPU memory",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A scikit-image function that `cucim.skimage` implements with the same API (filters, morphology,
+    /// measurement, colour, exposure, transforms…), or an OpenCV filter with a close cuCIM equivalent.
+    /// Functions cuCIM lacks (watershed, SLIC, HOG…) get no hint.
+    ///
+    /// ## Why
+    /// cuCIM mirrors scikit-image on CuPy arrays: move the image to the GPU once with `cp.asarray`,
+    /// chain the operations there, and bring back only the result. On images of 512×512 and larger the
+    /// gain is typically 10-100x.
+    ///
+    /// ## Example
+    /// ```python
+    /// from skimage.filters import gaussian
+    ///
+    /// smooth = gaussian(image, sigma=3)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    /// from cucim.skimage.filters import gaussian
+    ///
+    /// smooth = gaussian(cp.asarray(image), sigma=3)
+    /// ```
+    pub(crate) static CUCIM001: Rule {
+        name: "skimage-on-cucim",
+        library: "cucim",
+        severity: Severity::Hint,
+        summary: "scikit-image or OpenCV call that cuCIM runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::ArrayWork,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A CPU nearest-neighbour index (Faiss flat/IVF/HNSW indexes, Annoy, hnswlib, PyNNDescent), mapped
+    /// to the matching cuVS index: brute_force, ivf_flat, ivf_pq, ivf_sq, cagra or nn_descent.
+    ///
+    /// ## Why
+    /// Building and searching vector indexes is massively parallel; cuVS's CAGRA graph index in
+    /// particular is built and searched far faster on the GPU, and can be converted to HNSW for CPU
+    /// serving.
+    ///
+    /// ## Example
+    /// ```python
+    /// import faiss
+    /// import numpy as np
+    ///
+    /// vectors = np.random.rand(1_000_000, 128).astype(np.float32)
+    /// queries = np.random.rand(10_000, 128).astype(np.float32)
+    /// index = faiss.IndexFlatL2(128)
+    /// index.add(vectors)
+    /// D, I = index.search(queries, 10)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    /// from cuvs.neighbors import brute_force
+    ///
+    /// vectors = cp.random.rand(1_000_000, 128, dtype=cp.float32)
+    /// queries = cp.random.rand(10_000, 128, dtype=cp.float32)
+    /// index = brute_force.build(vectors)
+    /// D, I = brute_force.search(index, queries, 10)
+    /// ```
+    pub(crate) static CUVS001: Rule {
+        name: "vector-index-on-cuvs",
+        library: "cuvs",
+        severity: Severity::Hint,
+        summary: "Faiss, Annoy, hnswlib or PyNNDescent index that cuVS builds and searches on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// GeoPandas spatial joins, point-in-polygon tests and distances that cuSpatial implements.
+    ///
+    /// ## Why
+    /// cuSpatial ran these on the GPU, but it is archived: its last release (25.04) pins cudf 25.4 and
+    /// conflicts with current RAPIDS. Keep the geometry on the CPU with GeoPandas/Shapely and move the
+    /// tabular work around it to cuDF; use cuSpatial only in a separate legacy environment.
+    ///
+    /// ## Example
+    /// ```python
+    /// import geopandas as gpd
+    ///
+    /// points = gpd.read_file("points.gpkg")
+    /// regions = gpd.read_file("regions.gpkg")
+    /// joined = gpd.sjoin(points, regions, predicate="within")
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// # Keep the spatial join in GeoPandas; move the table work to cuDF:
+    /// joined = gpd.sjoin(points, regions, predicate="within")
+    /// summary = cudf.from_pandas(pd.DataFrame(joined.drop(columns="geometry"))).groupby("region").size()
+    /// ```
+    pub(crate) static CUSPATIAL001: Rule {
+        name: "geopandas-on-cuspatial",
+        library: "cuspatial",
+        severity: Severity::Info,
+        summary: "GeoPandas spatial operation with a cuSpatial equivalent (cuSpatial is archived)",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// Linked-selection dashboards (HoloViews `link_selections`) and Datashader aggregation over large
+    /// frames.
+    ///
+    /// ## Why
+    /// cuxfilter built such dashboards on cuDF, but RAPIDS 26.06 was its last release. For new work,
+    /// prepare the data with cuDF and keep HoloViews/hvPlot/Datashader (which accept cuDF frames)
+    /// served through Panel; use cuxfilter only where it is already in use.
+    ///
+    /// ## Example
+    /// ```python
+    /// import holoviews as hv
+    ///
+    /// scatter = hv.Scatter(events, "x", "y")
+    /// histogram = hv.Histogram(events["x"])
+    /// linked = hv.link_selections(scatter + histogram)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cudf
+    ///
+    /// df = cudf.read_parquet("events.parquet")  # cuDF frames work with hvPlot/Datashader
+    /// ls = hv.link_selections.instance()
+    /// ls(scatter + histogram)
+    /// ```
+    pub(crate) static CUXFILTER001: Rule {
+        name: "dashboard-on-cuxfilter",
+        library: "cuxfilter",
+        severity: Severity::Info,
+        summary: "Cross-filter dashboard code with a cuxfilter equivalent (cuxfilter is discontinued)",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// Calls to CPU geometry libraries (trimesh ray casting and proximity queries, SciPy rotations and
+    /// KD-trees, scikit-image marching cubes) whose work Warp's meshes, hash grids and quaternion types
+    /// do on the GPU; trimesh's ray API (`mesh.ray.intersects_id(...)`,
+    /// `intersector.intersects_location(...)`) is recognised on a mesh the code receives.
+    ///
+    /// ## Why
+    /// Warp has BVH-accelerated mesh queries (`wp.mesh_query_ray`, `wp.mesh_query_point`), hash grids
+    /// for neighbour search and vector/quaternion types, all usable inside `@wp.kernel` functions that
+    /// run once per query in parallel.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    ///
+    ///
+    /// def hit_distances(mesh, origins, directions):
+    ///     locations, rays, tris = mesh.ray.intersects_location(origins, directions)
+    ///     return np.linalg.norm(locations - origins[rays], axis=1)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// wp_mesh = wp.Mesh(points=wp.array(mesh.vertices, dtype=wp.vec3), indices=wp.array(mesh.faces.ravel(), dtype=int))
+    /// # then a @wp.kernel that calls wp.mesh_query_ray(wp_mesh.id, origin, direction, max_t)
+    /// ```
+    pub(crate) static WARP002: Rule {
+        name: "spatial-query-on-warp",
+        library: "warp",
+        severity: Severity::Hint,
+        summary: "Geometry query (ray casting, closest point, SDF, marching cubes, rotations) that Warp runs on the GPU",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// `numba.njit`/`numba.jit` called with `parallel=True` (typically `@njit(parallel=True)` over a
+    /// `prange` loop): a loop declared data-parallel, which could run on the GPU instead.
+    ///
+    /// ## Why
+    /// A loop already compiled for the CPU with Numba is a good candidate for `@cuda.jit`: the body
+    /// translates almost as is, with the loop index replaced by `cuda.grid(1)` and a bounds check. It
+    /// pays off when the iterations are independent and number in the hundreds of thousands or more.
+    /// The kernel is written for Numba-CUDA-MLIR (NVIDIA's successor to numba-cuda, which is in
+    /// maintenance mode), or for numba-cuda on a GPU below compute capability 7.0, for a CUDA ufunc
+    /// (`@vectorize`/`@guvectorize` with `target="cuda"`, which Numba-CUDA-MLIR does not support yet)
+    /// and in a file that already imports numba-cuda.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    /// from numba import njit, prange
+    ///
+    ///
+    /// @njit(parallel=True)
+    /// def scale(x, out):
+    ///     for i in prange(x.size):
+    ///         out[i] = 2.0 * x[i]
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// from numba_cuda_mlir import cuda
+    ///
+    /// @cuda.jit
+    /// def scale(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < x.size:
+    ///         out[i] = 2.0 * x[i]
+    /// ```
+    pub(crate) static NUMBA002: Rule {
+        name: "njit-to-cuda-jit",
+        library: "numba",
+        severity: Severity::Hint,
+        summary: "Numba CPU-compiled function that could be a CUDA kernel",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
 
 /// scikit-image thresholds computed from the whole image's histogram.
 const GLOBAL_THRESHOLDS: &[&str] = &[
@@ -31,20 +318,20 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     }
     let lib = call.library();
     let code = match (lib.id.as_str(), api.kind) {
-        ("kvikio", ApiKind::Read) => "KVIKIO001",
-        ("cucim", ApiKind::Compute | ApiKind::Function) => "CUCIM001",
-        ("cuvs", ApiKind::Index | ApiKind::Function | ApiKind::Compute) => "CUVS001",
-        ("cuspatial", ApiKind::Compute | ApiKind::Function | ApiKind::Create | ApiKind::Read) => "CUSPATIAL001",
-        ("cuxfilter", ApiKind::Compute | ApiKind::Function) => "CUXFILTER001",
-        ("warp", ApiKind::Compute | ApiKind::Function) => "WARP002",
+        ("kvikio", ApiKind::Read) => Code::KVIKIO001,
+        ("cucim", ApiKind::Compute | ApiKind::Function) => Code::CUCIM001,
+        ("cuvs", ApiKind::Index | ApiKind::Function | ApiKind::Compute) => Code::CUVS001,
+        ("cuspatial", ApiKind::Compute | ApiKind::Function | ApiKind::Create | ApiKind::Read) => Code::CUSPATIAL001,
+        ("cuxfilter", ApiKind::Compute | ApiKind::Function) => Code::CUXFILTER001,
+        ("warp", ApiKind::Compute | ApiKind::Function) => Code::WARP002,
         // Only loops declared data-parallel are clear GPU candidates.
         ("numba", ApiKind::Function) if call.cx.module.keyword(call.site.node, "parallel").is_some_and(|v| call.cx.module.text_of(v) == "True") => {
-            "NUMBA002"
+            Code::NUMBA002
         }
         _ => return,
     };
     let module = call.cx.module;
-    if code == "KVIKIO001" && !bulk_binary_read(call) {
+    if code == Code::KVIKIO001 && !bulk_binary_read(call) {
         return;
     }
     let value = match api.kind {
@@ -57,7 +344,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     // A global threshold reduces the image to one number through its
     // histogram: one pass, which alone loses to the copy (unless it runs in
     // a loop, or next to filtering of the same scope that moves the image anyway).
-    if code == "CUCIM001" && GLOBAL_THRESHOLDS.contains(&call.name.as_str()) && call.site.loop_depth == 0 {
+    if code == Code::CUCIM001 && GLOBAL_THRESHOLDS.contains(&call.name.as_str()) && call.site.loop_depth == 0 {
         let other_image_work = module.calls.iter().filter(|c| c.scope == call.site.scope).any(|c| {
             module.resolve_call_in(c.node, c.scope).is_some_and(|(name, api)| {
                 api.library == "cucim" && api.gpu.is_some() && !GLOBAL_THRESHOLDS.contains(&name.as_str())
@@ -68,14 +355,14 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         }
     }
     let why = match code {
-        "KVIKIO001" => format!(
+        Code::KVIKIO001 => format!(
             "`{}` reads the file into host memory. If the data then goes to the GPU (CuPy, Numba, PyTorch), {} \
              reads it straight into GPU memory with `{gpu}` — through GPUDirect Storage where the system has it, \
              saving the copy through the CPU.",
             call.callee_text(),
             lib.name
         ),
-        "CUVS001" => format!(
+        Code::CUVS001 => format!(
             "`{}` ({}) builds and searches its index on the CPU; {}'s `{gpu}` does both on the GPU, typically \
              many times faster on large sets of vectors.",
             call.callee_text(),
@@ -101,7 +388,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     };
     let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
     // A kernel is written for Numba-CUDA-MLIR or numba-cuda, as the machine and the kernel allow.
-    let (package, install_line) = if code == "NUMBA002" {
+    let (package, install_line) = if code == Code::NUMBA002 {
         let ufunc = matches!(call.name.as_str(), "numba.vectorize" | "numba.guvectorize");
         let package = super::kernel_package(call.cx, ufunc);
         (package.why, package.install)
@@ -113,7 +400,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         format!(
             "{why}{}{status}{note}{package}{} Install: {install_line}.",
             loop_phrase(call.site),
-            if code == "KVIKIO001" { estimate_phrase(call.cx, "kvikio") } else { String::new() },
+            if code == Code::KVIKIO001 { estimate_phrase(call.cx, "kvikio") } else { String::new() },
         ),
     ));
 }

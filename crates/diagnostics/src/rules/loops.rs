@@ -11,8 +11,158 @@ use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
+use crate::Code;
 use crate::semantic::{LoopSite, Value};
 use crate::{Context, Finding};
+use crate::registry::{declare_rule, Callers, Kind};
+use crate::Severity;
+
+declare_rule! {
+    /// ## What it finds
+    /// A `for i in range(...)` loop whose iterations depend on each other in the way of a running sum
+    /// or product (`acc[i] = acc[i-1] + x[i]`).
+    ///
+    /// ## Why
+    /// Iterations that need the previous iteration's result cannot run in parallel, so this loop is not
+    /// a GPU kernel. The computation is a prefix scan, though, which NumPy does in one call and CuPy
+    /// does on the GPU with a parallel scan.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    ///
+    /// x = np.random.rand(1_000_000)
+    /// acc = np.empty_like(x)
+    /// acc[0] = x[0]
+    /// for i in range(1, len(x)):
+    ///     acc[i] = acc[i - 1] + x[i]
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import numpy as np
+    ///
+    /// x = np.random.rand(1_000_000)
+    /// acc = np.cumsum(x)   # cupy.cumsum on the GPU
+    /// ```
+    pub(crate) static CUPY002: Rule {
+        name: "running-loop-is-a-library-call",
+        library: "cupy",
+        severity: Severity::Info,
+        summary: "Loop with a running sum or product: not a kernel, but one cumsum/cumprod call",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// A `for i in range(...)` loop (or a nest of them over rows and columns) whose body writes array
+    /// elements at its own index, reads only what it may (neighbours of arrays it does not write), and
+    /// calls nothing but math: element-wise maps, 2-D image loops, stencils and reductions. Loops whose
+    /// iterations depend on each other, do I/O, or work on Python objects are left alone.
+    ///
+    /// ## Why
+    /// A Python loop runs one iteration at a time at interpreter speed. Numba's CUDA target compiles
+    /// the body into a kernel in which thousands of GPU threads each take one index, so the whole range
+    /// runs in parallel. Each thread must check that its index is inside the array, because the grid is
+    /// rounded up to whole blocks. New kernels are written for Numba-CUDA-MLIR (`from numba_cuda_mlir
+    /// import cuda`): NVIDIA put numba-cuda (`from numba import cuda`) in maintenance mode and develops
+    /// the same `@cuda.jit` programming model there. gpulens writes numba-cuda instead where
+    /// Numba-CUDA-MLIR cannot run the kernel: a GPU below compute capability 7.0, a CUDA ufunc, or a
+    /// file whose kernels already import numba-cuda (the new one stays beside them; moving the file is
+    /// that one import changed). Numba-CUDA-MLIR needs Python 3.11 or newer.
+    ///
+    /// ## Example
+    /// ```python
+    /// import math
+    ///
+    /// import numpy as np
+    ///
+    /// x = np.linspace(0.0, 10.0, 2_000_000)
+    /// out = np.empty_like(x)
+    /// for i in range(len(x)):
+    ///     out[i] = math.sin(x[i]) * math.exp(-x[i])
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// from numba_cuda_mlir import cuda
+    ///
+    /// @cuda.jit
+    /// def kernel(x, out):
+    ///     i = cuda.grid(1)
+    ///     if i < x.size:
+    ///         out[i] = math.sin(x[i]) * math.exp(-x[i])
+    ///
+    /// d_x = cuda.to_device(x)
+    /// d_out = cuda.device_array_like(d_x)
+    /// kernel[(x.size + 255) // 256, 256](d_x, d_out)
+    /// out = d_out.copy_to_host()
+    /// ```
+    pub(crate) static NUMBA001: Rule {
+        name: "index-loop-to-cuda-kernel",
+        library: "numba",
+        severity: Severity::Hint,
+        summary: "Python loop over array indices with independent iterations: a CUDA kernel runs them in parallel",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Kernel,
+        fix: true,
+    }
+}
+
+declare_rule! {
+    /// ## What it finds
+    /// An index loop that updates positions, velocities or forces of many particles or bodies, usually
+    /// scaled by a time step `dt`, one at a time.
+    ///
+    /// ## Why
+    /// Each particle's update is independent within a step, so Warp can run all of them at once. Warp
+    /// compiles `@wp.kernel` functions to CUDA and has vector, quaternion and transform types built in,
+    /// plus spatial queries (hash grids, meshes, BVHs) for the neighbour searches simulations need.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    ///
+    ///
+    /// def step(pos, vel, force, dt):
+    ///     for i in range(len(pos)):
+    ///         vel[i] += force[i] * dt
+    ///         pos[i] += vel[i] * dt
+    ///
+    ///
+    /// n = 100_000
+    /// step(np.zeros((n, 3)), np.zeros((n, 3)), np.random.rand(n, 3), 0.01)
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import warp as wp
+    ///
+    /// @wp.kernel
+    /// def step(pos: wp.array(dtype=wp.vec3), vel: wp.array(dtype=wp.vec3),
+    /// force: wp.array(dtype=wp.vec3), dt: float):
+    ///     tid = wp.tid()
+    ///     vel[tid] = vel[tid] + force[tid] * dt
+    /// pos[tid] = pos[tid] + vel[tid] * dt
+    ///
+    /// wp.launch(step, dim=n, inputs=[pos, vel, force, dt], device="cuda")
+    /// ```
+    pub(crate) static WARP001: Rule {
+        name: "simulation-loop-to-warp-kernel",
+        library: "warp",
+        severity: Severity::Hint,
+        summary: "Particle or body update loop that a Warp kernel runs in parallel",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Kernel,
+        fix: true,
+    }
+}
 
 /// Names that mark a simulation step over particles or bodies.
 const PHYSICS: &[&str] = &[
@@ -196,7 +346,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                 let lib = library(cx, "cupy");
                 out.push(finding(
                     site.node,
-                    "CUPY002",
+                    Code::CUPY002,
                     format!(
                         "Each iteration of this loop needs the previous one's result, so it cannot become a GPU \
                          kernel. It is a running {op}, though: `np.cum{op}` computes it in one call, and \
@@ -219,7 +369,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             let lib = library(cx, "warp");
             out.push(finding(
                 site.node,
-                "WARP001",
+                Code::WARP001,
                 format!(
                     "This loop advances particles or bodies one at a time in Python{size}; the updates are \
                      independent, so Warp can run them all at once. Write the body as a `@wp.kernel` that takes \
@@ -259,7 +409,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let package = super::kernel_package(cx, false);
         out.push(finding(
             site.node,
-            "NUMBA001",
+            Code::NUMBA001,
             format!(
                 "This Python loop runs its body once per index{size}, and the iterations are independent, so a GPU \
                  kernel can run them in parallel. {kind} Write the body as a {launch}.{hot}{}{}{} Install: {}.",
@@ -273,7 +423,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
 }
 
 /// A finding on a loop's header (`for i in range(n)`), not its whole body.
-fn finding(node: Node<'_>, code: &'static str, message: String) -> Finding {
+fn finding(node: Node<'_>, code: Code, message: String) -> Finding {
     let mut f = super::finding(node, code, message);
     if let Some(right) = node.field("right") {
         f.range.end = right.end_byte();

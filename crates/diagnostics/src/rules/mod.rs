@@ -3,13 +3,13 @@
 //! library its knowledge-base entry names.
 
 use gpulens_syntax::NodeExt;
-mod cudf;
-mod cugraph;
-mod cuml;
+pub(crate) mod cudf;
+pub(crate) mod cugraph;
+pub(crate) mod cuml;
 mod context;
-mod cupy;
-mod gpu;
-mod library_calls;
+pub(crate) mod cupy;
+pub(crate) mod gpu;
+pub(crate) mod library_calls;
 pub(crate) mod loops;
 mod models;
 
@@ -24,7 +24,8 @@ use gpulens_knowledge::{ApiMapping, Fallback, Knowledge, Library};
 use gpulens_syntax::Node;
 
 use crate::semantic::{CallSite, Value};
-use crate::{registry, Context, Finding};
+use crate::registry::{Code, Kind};
+use crate::{Context, Finding};
 
 pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -70,7 +71,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     // The data behind a plot is what gets drawn: small, and the time goes to drawing.
     // Code Numba compiles for the CPU is machine code already, and cannot call CuPy.
     out.retain(|f| {
-        f.code.starts_with("GPU")
+        f.code.rule().kind == Kind::GpuCode
             || cx
                 .module
                 .node_at(f.range.clone())
@@ -79,7 +80,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     gpu::check(cx, &mut out);
     // Several GPUs attached: the RAPIDS libraries have a distributed path.
     if cx.gpu.device_count.is_some_and(|n| n > 1) {
-        for f in out.iter_mut().filter(|f| matches!(f.library, "cudf" | "cuml" | "cugraph") && !f.code.starts_with("GPU")) {
+        for f in out.iter_mut().filter(|f| matches!(f.library, "cudf" | "cuml" | "cugraph") && f.code.rule().kind == Kind::Advice) {
             f.message.push_str(&scale_out_phrase(cx, f.library, None));
         }
     }
@@ -105,7 +106,7 @@ impl Call<'_, '_> {
         library(self.cx, &self.api.library)
     }
 
-    pub fn finding(&self, code: &'static str, message: String) -> Finding {
+    pub fn finding(&self, code: Code, message: String) -> Finding {
         finding(self.site.node, code, message)
     }
 
@@ -128,8 +129,8 @@ pub(crate) fn library(cx: &Context<'_, '_>, id: &str) -> &'static Library {
     cx.module.knowledge().library(id).expect("knowledge is checked to name only known libraries")
 }
 
-pub(crate) fn finding(node: Node<'_>, code: &'static str, message: String) -> Finding {
-    let rule = registry::rule(code).expect("rules emit registered codes");
+pub(crate) fn finding(node: Node<'_>, code: Code, message: String) -> Finding {
+    let rule = code.rule();
     Finding { range: node.byte_range(), code, library: rule.library, severity: rule.severity, message, fix: None }
 }
 
@@ -264,7 +265,7 @@ pub(crate) fn kernel_package(cx: &Context<'_, '_>, ufunc: bool) -> KernelPackage
 pub(crate) fn gate_by_compute_capability(cx: &Context<'_, '_>, findings: &mut [Finding]) {
     let Some(cc) = cx.gpu.compute_capability() else { return };
     let knowledge = cx.module.knowledge();
-    for f in findings.iter_mut().filter(|f| !f.code.starts_with("GPU")) {
+    for f in findings.iter_mut().filter(|f| f.code.rule().kind == Kind::Advice) {
         let Some(lib) = knowledge.library(f.library) else { continue };
         // The oldest GPU any of its packages runs on (numba-cuda runs where
         // Numba-CUDA-MLIR does not).

@@ -9,6 +9,7 @@ use gpulens_syntax::NodeExt;
 use gpulens_knowledge::ApiKind;
 
 use super::{install, library, Call};
+use crate::Code;
 use crate::semantic::{CallSite, Value};
 
 use crate::{Context, Finding};
@@ -70,13 +71,13 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let gpu = api.gpu.as_deref().unwrap_or_default();
     let (code, how) = match api.kind {
         ApiKind::Estimator => (
-            "CUML001",
+            Code::CUML001,
             match lib.zero_code_change.as_ref() {
                 Some(z) => format!(" Run the script unchanged with `{}`, or use `{gpu}` where the model is built.", z.script),
                 None => format!(" Use `{gpu}` where the model is built."),
             },
         ),
-        ApiKind::Index => ("CUVS001", format!(" Build it with `{gpu}` instead, where it is built, and search that.")),
+        ApiKind::Index => (Code::CUVS001, format!(" Build it with `{gpu}` instead, where it is built, and search that.")),
         _ => return,
     };
     let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
@@ -120,7 +121,7 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     };
     out.push(super::finding(
         site.node,
-        "CUML001",
+        Code::CUML001,
         format!(
             "`{}.{method}()` is scikit-learn's nearest-neighbour query: for every row it is given, it searches the \
              fitted data on the CPU. cuML's `NearestNeighbors` answers the same query on the GPU, tens to hundreds \
@@ -196,7 +197,7 @@ fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::
     let lib = library(cx, "warp");
     out.push(super::finding(
         site.node,
-        "WARP002",
+        Code::WARP002,
         format!(
             "`{receiver}.{method}()` casts rays against a triangle mesh on the CPU (trimesh's ray API: its default \
              intersector tests candidate triangles with NumPy). NVIDIA Warp casts one ray per GPU thread against a BVH: \
@@ -265,7 +266,7 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
     };
     out.push(super::finding(
         site.node,
-        "CUVS001",
+        Code::CUVS001,
         format!(
             "`{}.{method}()` works on {what} on the CPU (built where this code does not show it). {how}. \
              Install: {}.",
@@ -311,7 +312,7 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
         };
         out.push(super::finding(
             name,
-            "WARP002",
+            Code::WARP002,
             format!(
                 "`{}` {what} on the CPU. NVIDIA Warp runs one query per GPU thread against a BVH of the mesh: build \
                  `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), dtype=int))` once \
