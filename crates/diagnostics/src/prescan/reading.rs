@@ -152,6 +152,18 @@ pub(crate) fn has_stray_characters(text: &str) -> bool {
 /// read, and a backslash line break is a space. Relative imports bind
 /// nothing the rules know, and neither does `from a import *` (the
 /// analysis resolves no name through one).
+///
+/// The pre-scan reads imports from text in three places, each with its own
+/// question. This one finds every import in a stretch of code (a statement,
+/// a whole function) and what each name it binds refers to.
+/// [`import_bindings`] asks whether one module-level statement is a plain
+/// import it may leave out of the parse, and which names it binds: stricter
+/// (the whole statement, a star import is not plain), and relative imports
+/// count there, since they bind names all the same. `imports_gpu_library`
+/// reads the raw bytes on purpose (a docstring's example counts: it only
+/// over-approximates). All three read strings and comments through the
+/// lexer, or deliberately not at all, and the first two share
+/// [`import_item`].
 pub(crate) fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> bool {
     // The code with its strings and comments blanked, and its backslash
     // line breaks: the same length, so offsets carry over.
@@ -204,13 +216,7 @@ pub(crate) fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, St
             None => return false,
         };
         for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let mut words = item.split_whitespace();
-            let (Some(what), alias) = (words.next(), words.next().map(|w| (w, words.next(), words.next()))) else { return false };
-            let alias = match alias {
-                None => None,
-                Some(("as", Some(a), None)) => Some(a),
-                _ => return false,
-            };
+            let Some((what, alias)) = import_item(item) else { return false };
             if !is_dotted(what) && what != "*" {
                 return false;
             }
@@ -232,6 +238,19 @@ pub(crate) fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, St
         }
     }
     ok
+}
+
+/// One item of an import's list (`a.b`, `a.b as c`, `*`): what it names
+/// and its alias, as words (the caller checks them); `None` for anything
+/// else. Shared by [`local_imports`] and [`import_bindings`].
+pub(crate) fn import_item(item: &str) -> Option<(&str, Option<&str>)> {
+    let mut words = item.split_ascii_whitespace();
+    let what = words.next()?;
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => Some((what, None)),
+        (Some("as"), Some(alias), None) => Some((what, Some(alias))),
+        _ => None,
+    }
 }
 
 pub(crate) fn is_dotted(s: &str) -> bool {
