@@ -829,7 +829,8 @@ pub(crate) fn called_in_loops(text: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     // The indentation of the loops around the current line.
     let mut loops: Vec<usize> = Vec::new();
-    for (indent, line) in logical_lines(&code) {
+    let Some(lines) = logical_lines(&code) else { return called_names(text) };
+    for (indent, line) in lines {
         while loops.last().is_some_and(|&l| indent <= l) {
             loops.pop();
         }

@@ -5,11 +5,13 @@
 //! text that is read once, as `gpulens check` does. [`decode`] turns the bytes
 //! of a file into text the way Python would. Parsing never fails: a file with
 //! syntax errors gives a tree with `ERROR` nodes around the parts that don't
-//! parse. This crate knows nothing of rules, editors or GPUs.
+//! parse. [`lex`] reads Python's lexical structure (strings, comments,
+//! logical lines, names) from the bytes, for deciding what to parse. This crate knows nothing of rules, editors or GPUs.
 
 mod decode;
 mod document;
 mod grammar;
+pub mod lex;
 pub mod outline;
 mod position;
 pub mod queries;

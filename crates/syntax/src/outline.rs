@@ -3,8 +3,8 @@
 //! Tree-sitter is the slowest step of checking a large tree of files, and
 //! much of a file can be known not to matter before parsing: the bodies of
 //! test functions, the insides of long docstrings. [`outline`] finds those
-//! with one pass of a small tokenizer (strings, comments, brackets, line
-//! continuations, indentation) and [`parse_excluding`] parses the rest, with
+//! with one pass of the [`lex`](crate::lex) reading of logical lines
+//! (strings, comments, brackets, line continuations, indentation) and [`parse_excluding`] parses the rest, with
 //! every node at its true position in the whole text.
 //!
 //! The outline is a prediction of what the parser will find. Whoever skips
@@ -14,6 +14,8 @@
 use std::ops::Range;
 
 use tree_sitter::{Point, Tree};
+
+use crate::lex::{self, LineVisitor};
 
 /// A function definition directly in the module or in a class body (at any
 /// depth of classes), from its first decorator to the start of the next
@@ -330,7 +332,7 @@ struct LogicalLines {
 fn logical_lines(text: &str) -> Option<LogicalLines> {
     let b = text.as_bytes();
     // Old Mac line ends (a `\r` alone) end lines wherever they stand, in
-    // comments too, where this scan reads only `\n`: leave them to the parser.
+    // comments too, where the lexer reads only `\n`: leave them to the parser.
     if memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n')) {
         return None;
     }
@@ -341,291 +343,57 @@ fn logical_lines(text: &str) -> Option<LogicalLines> {
     if memchr::memchr(0, b).is_some() {
         return None;
     }
-    let mut lines = Vec::new();
-    let mut long = Vec::new();
-    let mut comments = Vec::new();
-    // The comment-only lines since the last logical line: where the first
-    // starts, where the last ends, the deepest indentation.
-    let mut run: Option<(usize, usize, usize)> = None;
-    let mut i = 0;
-    while i < b.len() {
-        // A new logical line: measure indentation.
-        let start = i;
-        let mut indent = 0;
-        // (Eight spaces at a time first: Python's indentation comes in fours.)
-        while i + 8 <= b.len() && b[i..i + 8] == *b"        " {
-            indent += 8;
-            i += 8;
-        }
-        while i < b.len() && b[i] == b' ' {
-            indent += 1;
-            i += 1;
-        }
-        if i < b.len() && matches!(b[i], b'\t' | b'\x0c') {
-            return None;
-        }
-        if i >= b.len() {
-            break;
-        }
-        match b[i] {
-            b'\n' => {
-                i += 1;
-                continue;
-            }
-            b'\r' if b.get(i + 1) == Some(&b'\n') => {
-                i += 2;
-                continue;
-            }
-            b'#' => {
-                let end = line_end(b, i);
-                let past = (end + 1).min(b.len());
-                run = Some(match run {
-                    Some((first, _, deepest)) => (first, past, deepest.max(indent)),
-                    None => (start, past, indent),
-                });
-                i = end;
-                continue;
-            }
-            _ => {}
-        }
-        if let Some((first, past, deepest)) = run.take() {
+    let mut reader = Reader { b, out: LogicalLines { lines: Vec::new(), long_strings: Vec::new(), comments: Vec::new() }, run: None };
+    lex::logical_lines(b, &mut reader)?;
+    Some(reader.out)
+}
+
+/// What [`logical_lines`] keeps of the lexer's lines.
+struct Reader<'b> {
+    b: &'b [u8],
+    out: LogicalLines,
+    /// The comment-only lines since the last logical line: where the first
+    /// starts, where the last ends, the deepest indentation.
+    run: Option<(usize, usize, usize)>,
+}
+
+impl LineVisitor for Reader<'_> {
+    // (Indentation is compared in bytes.)
+    const SPACES_ONLY: bool = true;
+
+    fn line(&mut self, line: &lex::Line) {
+        let indent = line.indent();
+        if let Some((first, past, deepest)) = self.run.take() {
             // (One search of the run for a suppression: the run is only
             // comments and blank lines.)
-            if !lines.is_empty() && deepest <= indent && memchr::memmem::find(&b[first..past], b"gpulens").is_none() {
-                comments.push(first..past);
+            if !self.out.lines.is_empty() && deepest <= indent && memchr::memmem::find(&self.b[first..past], b"gpulens").is_none() {
+                self.out.comments.push(first..past);
             }
         }
-        let first_at = i;
-        let mut depth: i32 = 0;
-        let mut colon_at_depth0_last = false;
-        loop {
-            if i >= b.len() {
-                break;
-            }
-            let c = b[i];
-            if BYTE_CLASS[c as usize] <= BLANK {
-                // A run of bytes that at most say the line doesn't end in
-                // `:` (any but blanks say so).
-                let (end, plain) = skip_run(b, i);
-                i = end;
-                if plain {
-                    colon_at_depth0_last = false;
-                }
-                continue;
-            }
-            match c {
-                b'#' => {
-                    i = line_end(b, i);
-                    continue;
-                }
-                b'\\' => {
-                    // A continuation: only before a line break.
-                    if b.get(i + 1) == Some(&b'\n') {
-                        i += 2;
-                        continue;
-                    }
-                    if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') {
-                        i += 3;
-                        continue;
-                    }
-                    i += 1;
-                    continue;
-                }
-                b'\n' => {
-                    i += 1;
-                    if depth == 0 {
-                        break;
-                    }
-                    continue;
-                }
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => {
-                    depth -= 1;
-                    if depth < 0 {
-                        return None;
-                    }
-                }
-                b'\'' | b'"' => {
-                    let prefix = string_prefix(b, i);
-                    i = scan_string(b, i, prefix, &mut long)?;
-                    colon_at_depth0_last = false;
-                    continue;
-                }
-                _ => {}
-            }
-            if !c.is_ascii_whitespace() {
-                colon_at_depth0_last = c == b':' && depth == 0;
-            }
-            i += 1;
-        }
-        if depth != 0 {
-            return None;
-        }
-        let (first, name, compound) = classify(&b[first_at..i]);
-        lines.push(LogicalLine {
-            start,
-            end: i,
+        let (first, name, compound) = classify(&self.b[line.code..line.end]);
+        self.out.lines.push(LogicalLine {
+            start: line.start,
+            end: line.end,
             indent,
             first,
             name,
-            opens_block: colon_at_depth0_last,
+            opens_block: line.opens_block,
             compound,
         });
     }
-    Some(LogicalLines { lines, long_strings: long, comments })
-}
 
-/// How [`logical_lines`] reads a byte: one that only means a line doesn't
-/// end in `:` (most), white space that means nothing (but a line break), or
-/// one it looks at.
-const PLAIN: u8 = 0;
-const BLANK: u8 = 1;
-const SPECIAL: u8 = 2;
-const BYTE_CLASS: [u8; 256] = {
-    let mut class = [PLAIN; 256];
-    let mut c = 0;
-    while c < 256 {
-        class[c] = match c as u8 {
-            b' ' | b'\t' | b'\r' | 0x0c => BLANK,
-            0 | b'#' | b'\\' | b'\n' | b'(' | b'[' | b'{' | b')' | b']' | b'}' | b'\'' | b'"' | b':' => SPECIAL,
-            _ => PLAIN,
-        };
-        c += 1;
+    fn comment_line(&mut self, start: usize, hash: usize, past: usize) {
+        let indent = hash - start;
+        self.run = Some(match self.run {
+            Some((first, _, deepest)) => (first, past, deepest.max(indent)),
+            None => (start, past, indent),
+        });
     }
-    class
-};
 
-/// Where the run of bytes from `i` that [`logical_lines`] passes over (all
-/// but [`SPECIAL`]) ends, and whether it held one that isn't blank. Sixteen
-/// bytes at a time where the processor has SSE2 (every x86-64 one): most of
-/// a file is such runs.
-fn skip_run(b: &[u8], mut i: usize) -> (usize, bool) {
-    let mut plain = false;
-    #[cfg(target_arch = "x86_64")]
-    while i + 16 <= b.len() {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86-64, and the 16 bytes read lie in `b`.
-        let (special, blank) = unsafe {
-            let v = _mm_loadu_si128(b.as_ptr().add(i).cast());
-            let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-            let any = |cs: &[u8]| cs.iter().fold(_mm_setzero_si128(), |m, &c| _mm_or_si128(m, eq(c)));
-            (
-                _mm_movemask_epi8(any(&[0, b'#', b'\\', b'\n', b'(', b'[', b'{', b')', b']', b'}', b'\'', b'"', b':'])) as u32,
-                _mm_movemask_epi8(any(&[b' ', b'\t', b'\r', 0x0c])) as u32,
-            )
-        };
-        let others = !(special | blank) & 0xffff;
-        if special != 0 {
-            let n = special.trailing_zeros();
-            return (i + n as usize, plain || others & ((1 << n) - 1) != 0);
+    fn string(&mut self, literal: &lex::Literal) {
+        if literal.triple && !literal.formatted && literal.close - literal.open >= LONG_STRING {
+            self.out.long_strings.push(literal.inside());
         }
-        plain |= others != 0;
-        i += 16;
-    }
-    while i < b.len() {
-        let class = BYTE_CLASS[b[i] as usize];
-        if class > BLANK {
-            break;
-        }
-        plain |= class == PLAIN;
-        i += 1;
-    }
-    (i, plain)
-}
-
-fn line_end(b: &[u8], i: usize) -> usize {
-    memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |e| i + e)
-}
-
-/// The string prefix letters just before the quote at `quote` (`rb`, `f`, …).
-fn string_prefix(b: &[u8], quote: usize) -> &[u8] {
-    let mut s = quote;
-    while s > 0 && b[s - 1].is_ascii_alphabetic() && quote - s < 3 {
-        s -= 1;
-    }
-    // Part of a longer identifier (`x"..."` is not a prefix): no prefix.
-    if s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_' || b[s - 1] >= 0x80) {
-        return &[];
-    }
-    let p = &b[s..quote];
-    if p.iter().all(|c| matches!(c.to_ascii_lowercase(), b'r' | b'b' | b'u' | b'f' | b't')) {
-        p
-    } else {
-        &[]
-    }
-}
-
-/// Scans the string literal starting at the quote `b[i]`; returns the index
-/// past its closing quote. Long plain triple-quoted insides go to `long`.
-fn scan_string(b: &[u8], i: usize, prefix: &[u8], long: &mut Vec<Range<usize>>) -> Option<usize> {
-    let q = b[i];
-    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
-    let formatted = prefix.iter().any(|c| matches!(c.to_ascii_lowercase(), b'f' | b't'));
-    let open = if triple { i + 3 } else { i + 1 };
-    let mut j = open;
-    loop {
-        if !formatted {
-            // Straight to the next byte that can matter.
-            let next = if triple { memchr::memchr2(q, b'\\', &b[j.min(b.len())..]) } else { memchr::memchr3(q, b'\\', b'\n', &b[j.min(b.len())..]) };
-            j += next?;
-        }
-        let c = *b.get(j)?;
-        match c {
-            b'\\' => {
-                j += 2;
-                continue;
-            }
-            b'\n' if !triple => return None,
-            b'{' if formatted => {
-                if b.get(j + 1) == Some(&b'{') {
-                    j += 2;
-                    continue;
-                }
-                j = scan_replacement(b, j + 1, long)?;
-                continue;
-            }
-            _ if c == q => {
-                if !triple {
-                    return Some(j + 1);
-                }
-                if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
-                    if triple && !formatted && j - open >= LONG_STRING {
-                        long.push(open..j);
-                    }
-                    return Some(j + 3);
-                }
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-}
-
-/// Scans an f-string replacement field from just after its `{`; returns the
-/// index past its closing `}`. It may hold strings (any quotes, since Python
-/// 3.12) and brackets.
-fn scan_replacement(b: &[u8], mut j: usize, long: &mut Vec<Range<usize>>) -> Option<usize> {
-    let mut depth = 0i32;
-    loop {
-        let c = *b.get(j)?;
-        match c {
-            b'\'' | b'"' => {
-                let prefix = string_prefix(b, j);
-                j = scan_string(b, j, prefix, long)?;
-                continue;
-            }
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' => depth -= 1,
-            b'}' => {
-                if depth == 0 {
-                    return Some(j + 1);
-                }
-                depth -= 1;
-            }
-            b'\\' => return None,
-            _ => {}
-        }
-        j += 1;
     }
 }
 
@@ -816,30 +584,5 @@ mod tests {
         let deeper = text.find("        # as deep").unwrap();
         let with_it = [o.comment_runs[1].clone(), deeper..text.find("    return").unwrap()];
         assert_ne!(without_comments(&parse_excluding(text, &with_it)), without_comments(&crate::parse(text)));
-    }
-
-    proptest::proptest! {
-        /// The run skipped sixteen bytes at a time ends where, and holds a
-        /// plain byte when, a byte at a time says so: wherever in a block the
-        /// run ends, and for every kind of byte.
-        #[test]
-        fn a_run_ends_where_one_byte_at_a_time_says(
-            // (Mostly bytes a run passes over, so that runs cross blocks.)
-            bytes in proptest::collection::vec(proptest::prop_oneof![
-                12 => proptest::sample::select(vec![b' ', b'\t', b'\r', 0x0c]),
-                4 => proptest::sample::select(vec![b'a', b'_', 0xc3, b'=', b'.']),
-                1 => proptest::sample::select(vec![b':', b'(', b'}', b'#', b'"', b'\\', b'\n', 0]),
-            ], 0..80),
-            start in 0usize..80,
-        ) {
-            let start = start.min(bytes.len());
-            let mut end = start;
-            let mut plain = false;
-            while end < bytes.len() && BYTE_CLASS[bytes[end] as usize] <= BLANK {
-                plain |= BYTE_CLASS[bytes[end] as usize] == PLAIN;
-                end += 1;
-            }
-            proptest::prop_assert_eq!(skip_run(&bytes, start), (end, plain));
-        }
     }
 }

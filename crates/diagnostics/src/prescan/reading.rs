@@ -5,6 +5,9 @@
 
 use std::ops::Range;
 
+use gpulens_syntax::lex::{self, Piece};
+pub(crate) use gpulens_syntax::lex::{for_each_name, name_byte};
+
 use super::*;
 
 /// Python's keywords, which no statement binds (soft keywords such as
@@ -25,7 +28,7 @@ pub(crate) fn without_strings(code: &str) -> Option<String> {
 /// [`without_strings`], telling `seen` each range it blanks.
 pub(crate) fn blanked(code: &str, mut seen: impl FnMut(Range<usize>)) -> Option<String> {
     let mut out = code.as_bytes().to_vec();
-    let complete = strings_and_comments(code.as_bytes(), |range| {
+    let complete = strings_and_comments(code.as_bytes(), |range, _| {
         out[range.clone()].iter_mut().for_each(|b| *b = b' ');
         seen(range);
     });
@@ -33,52 +36,20 @@ pub(crate) fn blanked(code: &str, mut seen: impl FnMut(Range<usize>)) -> Option<
 }
 
 /// Calls `f` with the byte range of every string (its prefix and quotes
-/// included) and comment of `code`, in order; `false` where it can't tell
-/// them (a string doesn't end, an f-string holds `:=`).
-pub(crate) fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>)) -> bool {
-    let mut i = 0;
-    while let Some(at) = memchr::memchr3(b'\'', b'"', b'#', &bytes[i..]) {
-        i += at;
-        if bytes[i] == b'#' {
-            let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |e| i + e);
-            f(i..end);
-            i = end;
-            continue;
+/// included) and comment of `code`, in order, and whether it is an f- or
+/// t-string; `false` where it can't tell them (the lexer gives up on a
+/// string: see [`lex::strings_and_comments`]) or an f-string holds `:=`,
+/// which can bind a name.
+fn strings_and_comments(bytes: &[u8], mut f: impl FnMut(Range<usize>, bool)) -> bool {
+    let mut binds = false;
+    let read = lex::strings_and_comments(bytes, |piece| match piece {
+        Piece::Comment(range) => f(range, false),
+        Piece::String(literal) => {
+            binds |= literal.formatted && memchr::memmem::find(&bytes[literal.range()], b":=").is_some();
+            f(literal.range(), literal.formatted);
         }
-        let quote = bytes[i];
-        // Its prefix (`f`, `rb`...) is the name-like run before it.
-        let mut p = i;
-        while p > 0 && bytes[p - 1].is_ascii_alphabetic() {
-            p -= 1;
-        }
-        let formatted = bytes[p..i].iter().any(|b| matches!(b, b'f' | b'F' | b't' | b'T'));
-        let triple = bytes.len() >= i + 3 && bytes[i + 1] == quote && bytes[i + 2] == quote;
-        let open = if triple { 3 } else { 1 };
-        let mut j = i + open;
-        let end = loop {
-            // The next byte that can end it: its quote, a backslash (which
-            // keeps the quote after it, in raw strings too), or a line break
-            // (which ends a one-line string unfinished).
-            let next = if triple { memchr::memchr2(quote, b'\\', &bytes[j..]) } else { memchr::memchr3(quote, b'\\', b'\n', &bytes[j..]) };
-            let Some(at) = next else { return false };
-            j += at;
-            match bytes[j] {
-                b'\n' => return false,
-                b'\\' => j += 2,
-                _ if !triple || bytes[j..].starts_with(&[quote, quote, quote]) => break j + open,
-                _ => j += 1,
-            }
-            if j >= bytes.len() {
-                return false;
-            }
-        };
-        if formatted && memchr::memmem::find(&bytes[i..end], b":=").is_some() {
-            return false;
-        }
-        f(p..end);
-        i = end;
-    }
-    true
+    });
+    read && !binds
 }
 
 /// `text` with its comments and strings blanked (same length), for reading
@@ -148,12 +119,10 @@ pub(crate) fn plain_code(text: &str) -> Option<String> {
     let mut copied = 0;
     let mut at = 0;
     let mut found = false;
-    let complete = strings_and_comments(bytes, |range| {
+    let complete = strings_and_comments(bytes, |range, formatted| {
         found = found || stray(&text[at..range.start]);
         at = range.end;
-        // A string's range starts with its prefix (`f`, `rb`...).
-        let prefix = bytes[range.start..range.end].iter().take_while(|b| b.is_ascii_alphabetic());
-        if !prefix.clone().any(|b| matches!(b, b'f' | b'F' | b't' | b'T')) {
+        if !formatted {
             plain.push_str(&text[copied..range.start]);
             let mut blank = range.len();
             while blank > 0 {
@@ -183,6 +152,18 @@ pub(crate) fn has_stray_characters(text: &str) -> bool {
 /// read, and a backslash line break is a space. Relative imports bind
 /// nothing the rules know, and neither does `from a import *` (the
 /// analysis resolves no name through one).
+///
+/// The pre-scan reads imports from text in three places, each with its own
+/// question. This one finds every import in a stretch of code (a statement,
+/// a whole function) and what each name it binds refers to.
+/// [`import_bindings`] asks whether one module-level statement is a plain
+/// import it may leave out of the parse, and which names it binds: stricter
+/// (the whole statement, a star import is not plain), and relative imports
+/// count there, since they bind names all the same. `imports_gpu_library`
+/// reads the raw bytes on purpose (a docstring's example counts: it only
+/// over-approximates). All three read strings and comments through the
+/// lexer, or deliberately not at all, and the first two share
+/// [`import_item`].
 pub(crate) fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, String)) -> bool {
     // The code with its strings and comments blanked, and its backslash
     // line breaks: the same length, so offsets carry over.
@@ -235,13 +216,7 @@ pub(crate) fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, St
             None => return false,
         };
         for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let mut words = item.split_whitespace();
-            let (Some(what), alias) = (words.next(), words.next().map(|w| (w, words.next(), words.next()))) else { return false };
-            let alias = match alias {
-                None => None,
-                Some(("as", Some(a), None)) => Some(a),
-                _ => return false,
-            };
+            let Some((what, alias)) = import_item(item) else { return false };
             if !is_dotted(what) && what != "*" {
                 return false;
             }
@@ -263,6 +238,19 @@ pub(crate) fn local_imports<'a>(code: &'a str, bind: &mut impl FnMut(&'a str, St
         }
     }
     ok
+}
+
+/// One item of an import's list (`a.b`, `a.b as c`, `*`): what it names
+/// and its alias, as words (the caller checks them); `None` for anything
+/// else. Shared by [`local_imports`] and [`import_bindings`].
+pub(crate) fn import_item(item: &str) -> Option<(&str, Option<&str>)> {
+    let mut words = item.split_ascii_whitespace();
+    let what = words.next()?;
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => Some((what, None)),
+        (Some("as"), Some(alias), None) => Some((what, Some(alias))),
+        _ => None,
+    }
 }
 
 pub(crate) fn is_dotted(s: &str) -> bool {
@@ -321,7 +309,8 @@ pub(crate) fn statements_holding(function: &str, offsets: &[usize]) -> usize {
 /// offset counts as outside where the lines can't be told).
 pub(crate) fn outside_checks(function: &str, mut offsets: Vec<usize>) -> Vec<usize> {
     let Some(code) = without_strings(function) else { return offsets };
-    for (_, line) in logical_lines(&code) {
+    let Some(lines) = logical_lines(&code) else { return offsets };
+    for (_, line) in lines {
         let start = line.as_ptr() as usize - code.as_ptr() as usize;
         let end = match first_word(line) {
             Some("assert") => Some(start + line.len()),
@@ -379,7 +368,7 @@ pub(crate) fn index_loop_may_be_kernel(function: &str) -> bool {
     }) else {
         return true;
     };
-    let lines = logical_lines(&code);
+    let Some(lines) = logical_lines(&code) else { return true };
     lines.iter().enumerate().any(|(i, &(indent, line))| {
         if first_word(line) != Some("for") {
             return false;
@@ -487,40 +476,23 @@ pub(crate) fn callee_before(code: &[u8]) -> Option<&str> {
 }
 
 /// The logical lines of `code` (strings and comments blanked): each with
-/// its indentation, split at line breaks outside brackets and not after a
-/// backslash; blank lines left out.
-pub(crate) fn logical_lines(code: &str) -> Vec<(usize, &str)> {
-    let bytes = code.as_bytes();
-    let mut lines = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let start = at;
-        let mut depth = 0i32;
-        let mut end = at;
-        while end < bytes.len() {
-            match bytes[end] {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth -= 1,
-                b'\\' => end += if bytes[end + 1..].starts_with(b"\r\n") { 2 } else { 1 },
-                b'\n' | b'\r' if depth <= 0 => break,
-                // (Long runs where strings were blanked: eight at a time.)
-                b' ' => {
-                    while bytes.len() - end > 8 && bytes[end + 1..end + 9] == [b' '; 8] {
-                        end += 8;
-                    }
-                }
-                _ => {}
-            }
-            end += 1;
-        }
-        at = end + 1;
-        let line = &code[start..end.min(bytes.len())];
-        let body = line.trim_start_matches([' ', '\t', '\x0c']);
-        if !body.trim().is_empty() {
-            lines.push((line.len() - body.len(), body));
+/// its indentation (in bytes), from past it to its line break, as the
+/// lexer reads them (see [`lex::logical_lines`]); blank lines left out.
+/// `None` where the lexer gives up (a bracket closed that was never
+/// opened, or never closed).
+pub(crate) fn logical_lines(code: &str) -> Option<Vec<(usize, &str)>> {
+    struct Lines<'c> {
+        code: &'c str,
+        lines: Vec<(usize, &'c str)>,
+    }
+    impl<'c> lex::LineVisitor for Lines<'c> {
+        fn line(&mut self, line: &lex::Line) {
+            self.lines.push((line.indent(), &self.code[line.code..line.stop]));
         }
     }
-    lines
+    let mut lines = Lines { code, lines: Vec::new() };
+    lex::logical_lines(code.as_bytes(), &mut lines)?;
+    Some(lines.lines)
 }
 
 /// Whether `code` has an assignment to an element (`x[i] = …`) or an
@@ -598,42 +570,5 @@ pub(crate) fn walk_dotted_chain<'b>(bytes: &'b [u8], mut f: impl FnMut(&'b str))
             _ => return,
         }
         i = j;
-    }
-}
-
-
-/// Whether `b` can be part of a name (bytes past ASCII count: names end on
-/// character boundaries).
-pub(crate) const fn name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
-/// Calls `f` with every identifier-like token of `text` (bytes past ASCII
-/// count as identifier characters, so tokens end on character boundaries).
-pub(crate) fn for_each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
-    const IDENT: [bool; 256] = {
-        let mut ident = [false; 256];
-        let mut c = 0;
-        while c < 256 {
-            ident[c] = name_byte(c as u8);
-            c += 1;
-        }
-        ident
-    };
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if IDENT[bytes[i] as usize] {
-            let start = i;
-            i += 1;
-            while i < bytes.len() && IDENT[bytes[i] as usize] {
-                i += 1;
-            }
-            if !bytes[start].is_ascii_digit() {
-                f(&text[start..i]);
-            }
-        } else {
-            i += 1;
-        }
     }
 }

@@ -60,7 +60,7 @@ pub(crate) fn import_facts(module: &str) -> u8 {
 /// The names an import statement (its code, comments and strings blanked)
 /// binds, when it is a plain one: `import a.b as c, d`, `from m import (x
 /// as y, z)`. `None` for anything else (a star import, a statement that is
-/// no import).
+/// no import). (Why this is not [`local_imports`]: see there.)
 pub(crate) fn import_bindings(code: &str) -> Option<Vec<&str>> {
     let code = code.trim();
     fn name(s: &str) -> bool {
@@ -68,11 +68,9 @@ pub(crate) fn import_bindings(code: &str) -> Option<Vec<&str>> {
     }
     // `a`, `a as b`: (what it binds, given how a plain name binds; the name).
     fn item(s: &str, whole: fn(&str) -> &str) -> Option<(&str, &str)> {
-        let mut words = s.split_ascii_whitespace();
-        let (target, rest) = (words.next()?, (words.next(), words.next(), words.next()));
-        match rest {
-            (None, _, _) => Some((whole(target), target)),
-            (Some("as"), Some(alias), None) if name(alias) => Some((alias, target)),
+        match import_item(s)? {
+            (target, None) => Some((whole(target), target)),
+            (target, Some(alias)) if name(alias) => Some((alias, target)),
             _ => None,
         }
     }
