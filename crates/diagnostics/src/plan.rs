@@ -564,7 +564,7 @@ impl<'t> Plan<'t> {
                         let unit_text = &text[range.clone()];
                         let works_through_self = unit_text.contains("self.") && {
                             let mut work = false;
-                            for_each_name(unit_text, |token| work |= rules::MODEL_WORK.contains(&token));
+                            for_each_name(unit_text, |token| work |= rules::model_work().contains(token));
                             work
                         };
                         std::sync::Arc::new(TextScan {

@@ -343,10 +343,80 @@ pub struct ApiMapping {
     /// several operations.
     #[serde(default)]
     pub heavy: bool,
+    /// Each output element is computed from the input elements at the same
+    /// place (a NumPy ufunc such as `exp`, or `where`/`clip`, which broadcast
+    /// the same way): the result has the inputs' shape.
+    #[serde(default)]
+    pub elementwise: bool,
+    /// Without an `axis`, the whole input reduces to one number (`sum`,
+    /// `mean`, `argmax`, `linalg.norm`).
+    #[serde(default)]
+    pub reduction: bool,
+    /// An image threshold computed from the whole image's histogram (Otsu,
+    /// Li, Yen…): one light pass that reduces the image to a few numbers.
+    #[serde(default)]
+    pub global_threshold: bool,
 }
 
 fn default_support() -> Support {
     Support::Full
+}
+
+/// A short list of names (method names, a few dozen at most), asked about
+/// every name of a file by the pre-scan: a bit per (first byte, length)
+/// pair rules most names out before any comparison.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(from = "Vec<String>")]
+pub struct Names {
+    names: Vec<String>,
+    signatures: u64,
+}
+
+impl From<Vec<String>> for Names {
+    fn from(names: Vec<String>) -> Names {
+        let signatures = names.iter().fold(0, |bits, n| bits | Names::signature(n));
+        Names { names, signatures }
+    }
+}
+
+impl Names {
+    #[inline]
+    fn signature(name: &str) -> u64 {
+        let first = name.as_bytes().first().map_or(0, |b| *b as usize);
+        1 << ((first + name.len() * 7) % 64)
+    }
+
+    #[inline]
+    pub fn contains(&self, name: &str) -> bool {
+        self.signatures & Names::signature(name) != 0 && self.names.iter().any(|n| n == name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// Method names of the objects one CPU library's classes build (models,
+/// indexes, meshes), which rules read where the object's construction is
+/// out of sight.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Methods {
+    /// The library's top-level module (`sklearn`, `faiss`), one of its file's `modules`.
+    pub module: String,
+    /// Methods that do the object's work (fit, predict, search, build), as
+    /// opposed to configuring or inspecting it.
+    #[serde(default)]
+    pub work: Names,
+    /// Methods whose name alone says that the call queries one of the
+    /// library's objects (`kneighbors`, `knn_query`, `intersects_location`):
+    /// no other common library spells them.
+    #[serde(default)]
+    pub queries: Names,
 }
 
 #[derive(Deserialize)]
@@ -356,6 +426,12 @@ struct ApiFile {
     /// The CPU modules this file describes (`numpy`, `scipy`), used to decide
     /// cheaply whether a source file can produce any finding at all.
     modules: Vec<String>,
+    /// Element-wise functions that have no `[[api]]` entry (an entry says
+    /// it with `elementwise = true`).
+    #[serde(default)]
+    elementwise: Vec<String>,
+    #[serde(default)]
+    methods: Vec<Methods>,
     #[serde(default)]
     api: Vec<ApiMapping>,
 }
@@ -468,6 +544,13 @@ pub struct Knowledge {
     pub gpus: Vec<GpuModel>,
     /// Rewrites measured on a real GPU (`measured.toml`).
     pub measured: Measured,
+    /// The api files' `[[methods]]`, one per library module.
+    pub methods: Vec<Methods>,
+    /// Every `work` method of `methods`, each once.
+    pub work_methods: Names,
+    /// Every element-wise function: the entries marked `elementwise` and
+    /// the api files' `elementwise` lists.
+    elementwise: rustc_hash::FxHashSet<String>,
     /// Looked up for most names a check meets: hashed with Fx, not SipHash.
     by_cpu: rustc_hash::FxHashMap<String, usize>,
     pages: HashMap<String, &'static str>,
@@ -506,6 +589,8 @@ impl Knowledge {
         let mut pages = HashMap::new();
         let mut gpus = Vec::new();
         let mut measured = Measured::default();
+        let mut methods: Vec<Methods> = Vec::new();
+        let mut elementwise = rustc_hash::FxHashSet::default();
         for (name, text) in files {
             let err = |e: toml::de::Error| KnowledgeError(format!("knowledge/{name}: {e}"));
             if name == "libraries.toml" {
@@ -519,6 +604,16 @@ impl Knowledge {
                 gpus.extend(file.gpu);
             } else if name.starts_with("api/") && name.ends_with(".toml") {
                 let file: ApiFile = toml::from_str(text).map_err(err)?;
+                for group in file.methods {
+                    if !file.modules.contains(&group.module) {
+                        return Err(KnowledgeError(format!("knowledge/{name}: methods of {:?}, not one of the file's modules", group.module)));
+                    }
+                    if methods.iter().any(|m| m.module == group.module) {
+                        return Err(KnowledgeError(format!("knowledge/{name}: methods of {:?} are listed twice", group.module)));
+                    }
+                    methods.push(group);
+                }
+                elementwise.extend(file.elementwise);
                 for mut api in file.api {
                     if api.library.is_empty() {
                         api.library = file.library.clone();
@@ -536,9 +631,19 @@ impl Knowledge {
         gpu_modules.sort();
         gpu_modules.dedup();
         let mut by_cpu = rustc_hash::FxHashMap::default();
+        // (An element-wise function with an entry says so there, not in a list.)
+        if let Some(listed) = apis.iter().find(|a| elementwise.contains(&a.cpu)) {
+            return Err(KnowledgeError(format!("{} is listed as element-wise: mark its entry `elementwise = true`", listed.cpu)));
+        }
         for (i, api) in apis.iter().enumerate() {
             if by_cpu.insert(api.cpu.clone(), i).is_some() {
                 return Err(KnowledgeError(format!("{} is mapped twice", api.cpu)));
+            }
+            if api.elementwise && api.reduction {
+                return Err(KnowledgeError(format!("{} is marked both element-wise and a reduction", api.cpu)));
+            }
+            if api.elementwise {
+                elementwise.insert(api.cpu.clone());
             }
             if !libraries.iter().any(|l: &Library| l.id == api.library) {
                 return Err(KnowledgeError(format!("{}: unknown library {:?}", api.cpu, api.library)));
@@ -549,7 +654,26 @@ impl Knowledge {
                 return Err(KnowledgeError(format!("measured.toml: {}: unknown library {:?}", run.example, run.library)));
             }
         }
-        Ok(Knowledge { libraries, apis, cpu_modules, gpu_modules, gpus, measured, by_cpu, pages })
+        let mut work_methods = Vec::new();
+        for method in methods.iter().flat_map(|m| m.work.iter()) {
+            if !work_methods.iter().any(|w| w == method) {
+                work_methods.push(method.to_string());
+            }
+        }
+        let work_methods = Names::from(work_methods);
+        Ok(Knowledge { libraries, apis, cpu_modules, gpu_modules, gpus, measured, methods, work_methods, elementwise, by_cpu, pages })
+    }
+
+    /// Whether the function named `cpu` (`numpy.exp`) works element by
+    /// element (see [`ApiMapping::elementwise`]), mapped or not.
+    pub fn elementwise(&self, cpu: &str) -> bool {
+        self.elementwise.contains(cpu)
+    }
+
+    /// The `queries` methods of a library's objects, by its module (`sklearn`).
+    pub fn queries(&self, module: &str) -> &Names {
+        static NONE: Names = Names { names: Vec::new(), signatures: 0 };
+        self.methods.iter().find(|m| m.module == module).map_or(&NONE, |m| &m.queries)
     }
 
     pub fn library(&self, id: &str) -> Option<&Library> {
@@ -787,6 +911,66 @@ mod tests {
             }
         }
         assert!(unchecked.is_empty(), "not yet checked on a GPU machine (run tests/knowledge/gpu_names.py): {unchecked:?}");
+    }
+
+    /// The API facts the rules read beside the mappings: which functions
+    /// work element-wise or reduce, and the methods of models and indexes.
+    #[test]
+    fn api_facts_load() {
+        let k = Knowledge::get();
+        // Marked on an entry, or listed where there is none.
+        assert!(k.elementwise("numpy.exp") && k.api("numpy.exp").unwrap().elementwise);
+        assert!(k.elementwise("numpy.deg2rad") && k.api("numpy.deg2rad").is_none());
+        assert!(!k.elementwise("numpy.sum") && !k.elementwise("numpy.fft.fft"));
+        assert!(k.api("numpy.linalg.norm").unwrap().reduction && !k.api("numpy.cumsum").unwrap().reduction);
+        // Every `work` method once; queries by module.
+        let work: Vec<&str> = k.work_methods.iter().collect();
+        for method in ["fit", "predict", "search", "knn_query", "get_nns_by_item", "query"] {
+            assert_eq!(work.iter().filter(|w| **w == method).count(), 1, "{method}");
+        }
+        assert!(k.queries("sklearn").contains("radius_neighbors_graph") && !k.work_methods.contains("radius_neighbors_graph"));
+        assert!(k.queries("trimesh").contains("intersects_location") && !k.queries("trimesh").contains("intersects"));
+        assert!(k.queries("faiss").contains("add_with_ids") && k.queries("pynndescent").is_empty());
+        assert!(k.queries("nowhere").is_empty());
+        // The pre-scan's test of a name agrees with comparing it.
+        for name in ["fit", "fits", "f", "", "search", "searcher", "query", "build", "buil"] {
+            assert_eq!(k.work_methods.contains(name), work.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn api_facts_are_checked() {
+        let lib = r#"[[library]]
+id = "cupy"
+name = "CuPy"
+replaces = "x"
+summary = "x"
+status = "active"
+docs = "https://docs.cupy.dev"
+install = { cu12 = "uv add cupy-cuda12x" }
+min_compute_capability = { cu12 = "5.0" }
+min_driver = { cu12 = 525 }
+checked = "2026-12-05"
+sources = ["x"]
+"#;
+        let entry = "[[api]]\ncpu = \"numpy.exp\"\nkind = \"compute\"\n";
+        // (The knowledge base keeps the texts it reads: leaked, in a test.)
+        let error = |api: &str| {
+            let api: &'static str = Box::leak(api.to_string().into_boxed_str());
+            Knowledge::from_files([("libraries.toml", lib), ("api/numpy.toml", api)]).unwrap_err().0
+        };
+        // An entry says it is element-wise itself.
+        let listed = format!("library = \"cupy\"\nmodules = [\"numpy\"]\nelementwise = [\"numpy.exp\"]\n{entry}");
+        assert!(error(&listed).contains("mark its entry"), "{}", error(&listed));
+        let both = format!("library = \"cupy\"\nmodules = [\"numpy\"]\n{entry}elementwise = true\nreduction = true\n");
+        assert!(error(&both).contains("both element-wise and a reduction"));
+        // Methods belong to one of the file's modules, once.
+        let stranger = "library = \"cupy\"\nmodules = [\"numpy\"]\n[[methods]]\nmodule = \"faiss\"\nwork = [\"search\"]\n";
+        assert!(error(stranger).contains("not one of the file's modules"));
+        let twice = "library = \"cupy\"\nmodules = [\"numpy\"]\n[[methods]]\nmodule = \"numpy\"\n[[methods]]\nmodule = \"numpy\"\n";
+        assert!(error(twice).contains("listed twice"));
+        let misspelt = "library = \"cupy\"\nmodules = [\"numpy\"]\n[[methods]]\nmodule = \"numpy\"\nqueries = []\nworks = []\n";
+        assert!(error(misspelt).contains("works"));
     }
 
     #[test]

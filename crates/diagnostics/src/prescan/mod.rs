@@ -414,8 +414,8 @@ pub(crate) fn irrelevant_definitions<'p>(
                     "for" | "while" | "lambda" | "self" | "yield" | "await" | "import" | "def" | "class" | "global" | "nonlocal" | "del"
                         | "synchronize" | "copy_to_host"
                 )
-                || rules::MODEL_WORK.contains(&token)
-                || rules::RAY_QUERIES.contains(&token)
+                || rules::model_work().contains(token)
+                || rules::ray_queries().contains(token)
                 || rules::names_work_on_arrays(token)
                 || rules::names_a_mesh_or_ray(token)
                 || table_methods().contains(token)
@@ -431,7 +431,7 @@ pub(crate) fn irrelevant_definitions<'p>(
     // Most tokens are none of these: a table by length and first byte
     // rules them out without a lookup.
     let mut notable = Signatures::default();
-    for name in rules::MODEL_WORK.iter().chain(rules::RAY_QUERIES).chain(table_methods()).chain(live.keys()).chain(imported.keys()) {
+    for name in rules::model_work().iter().chain(rules::ray_queries().iter()).chain(table_methods().iter().copied()).chain(live.keys().copied()).chain(imported.keys().copied()) {
         notable.insert(name);
     }
     let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
@@ -490,7 +490,7 @@ pub(crate) fn irrelevant_definitions<'p>(
                 "self" | "synchronize" | "copy_to_host" => starts = true,
                 _ => {
                     reads = reads
-                        || rules::MODEL_WORK.contains(&token)
+                        || rules::model_work().contains(token)
                         || rules::names_work_on_arrays(token)
                         || (table_methods().contains(token) && is_method(piece, token));
                     // (Not through live names: here they only carry values,
@@ -562,8 +562,8 @@ pub(crate) fn irrelevant_definitions<'p>(
                         reads_arrays = reads_arrays || rules::names_a_mesh_or_ray(token);
                     }
                     _ => {
-                        model_work = model_work || rules::MODEL_WORK.contains(&token);
-                        if rules::MODEL_WORK.contains(&token) || rules::RAY_QUERIES.contains(&token) {
+                        model_work = model_work || rules::model_work().contains(token);
+                        if rules::model_work().contains(token) || rules::ray_queries().contains(token) {
                             // The rules read these as methods (`nn.kneighbors(X)`):
                             // not a `def fit(...)` header, say.
                             if is_method(part, token) {
@@ -605,9 +605,9 @@ pub(crate) fn irrelevant_definitions<'p>(
                 || (makes.is_some()
                     && work_names.iter().any(|w| {
                         self_attributes
-                            || rules::RAY_QUERIES.contains(w)
-                            || (rules::NEIGHBOUR_QUERIES.contains(w) && sees("sklearn"))
-                            || rules::INDEX_WORK.iter().any(|(library, methods)| methods.contains(w) && sees(library))
+                            || rules::ray_queries().contains(w)
+                            || (rules::neighbour_queries().contains(w) && sees("sklearn"))
+                            || rules::index_work_methods().iter().any(|(library, methods)| methods.contains(w) && sees(library))
                     }));
             let reads_values = match makes {
                 Some(Start::Table) => reads_arrays || reads_tables,
@@ -647,8 +647,8 @@ pub(crate) fn irrelevant_definitions<'p>(
                 for_each_name(code[0], |token| {
                     kept = kept
                         || attributes.contains(token)
-                        || (rules::NEIGHBOUR_QUERIES.contains(&token) && sees("sklearn"))
-                        || rules::INDEX_WORK.iter().any(|(library, methods)| methods.contains(&token) && sees(library));
+                        || (rules::neighbour_queries().contains(token) && sees("sklearn"))
+                        || rules::index_work_methods().iter().any(|(library, methods)| methods.contains(token) && sees(library));
                 });
                 kept
             };

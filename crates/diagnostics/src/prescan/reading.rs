@@ -347,6 +347,7 @@ pub(crate) fn header_colon(line: &str) -> Option<usize> {
 
 /// Words that stop a loop from being a kernel wherever they stand in its
 /// body (`rules::loops` reads the statements and expressions they begin).
+/// (Python keywords, chosen by what the loop rules read: no library fact.)
 pub(crate) const NOT_IN_KERNELS: &[&str] = &[
     "return", "yield", "raise", "try", "with", "global", "nonlocal", "await", "del", "while", "import", "def",
     "class", "lambda",

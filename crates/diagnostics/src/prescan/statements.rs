@@ -51,7 +51,7 @@ pub(crate) fn import_facts(module: &str) -> u8 {
     if is_gpu_module(top) {
         facts |= 8;
     }
-    if let Some(i) = rules::INDEX_WORK.iter().position(|(library, _)| *library == top) {
+    if let Some(i) = rules::index_work_methods().iter().position(|(library, _)| *library == top) {
         facts |= 16 << i.min(3);
     }
     facts

@@ -10,7 +10,9 @@ use gpulens_syntax::Node;
 use crate::{Context, Module};
 
 /// Library calls that plot: the data behind a figure is small enough to draw,
-/// and the time goes to the drawing.
+/// and the time goes to the drawing. (A judgement of this analysis, which
+/// imports mean drawing, not a fact of these libraries' API: it stays here,
+/// not in the knowledge base.)
 pub(crate) const PLOTTING: &[&str] = &["matplotlib", "seaborn", "plotly", "bokeh", "altair"];
 
 /// Words in a function's or class's name that mean geometry of a few
@@ -243,7 +245,7 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
         }
     }
     let loaded = methods.iter().any(|m| m.starts_with("load") || m.starts_with("read") || *m == "deserialize");
-    let worked = methods.iter().any(|m| super::MODEL_WORK.contains(m));
+    let worked = methods.iter().any(|m| super::model_work().contains(m));
     if loaded {
         return !worked;
     }

@@ -195,7 +195,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
         || context::result_to_python(cx, node)
         || context::in_recurrence(cx, node, call.site.scope)
         || context::in_scalar_function(cx, node)
-        || (crate::semantic::ELEMENTWISE_MATH.contains(&call.name.as_str()) && context::in_conversion(cx, node))
+        || (call.api.elementwise && context::in_conversion(cx, node))
     {
         return true;
     }
@@ -304,7 +304,7 @@ fn determinant_taken(call: &Call<'_, '_>, arg: gpulens_syntax::Node<'_>) -> bool
 fn written_into_small(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     let node = call.site.node;
-    if module.keyword(node, "axis").is_some() || crate::semantic::is_reduction(&call.name) {
+    if module.keyword(node, "axis").is_some() || call.api.reduction {
         return false;
     }
     let Some(parent) = module.parent(node).filter(|p| p.kind_name() == "assignment" && p.field("right") == Some(node)) else {

@@ -300,13 +300,6 @@ declare_rule! {
     }
 }
 
-/// scikit-image thresholds computed from the whole image's histogram.
-const GLOBAL_THRESHOLDS: &[&str] = &[
-    "skimage.filters.threshold_otsu", "skimage.filters.threshold_li", "skimage.filters.threshold_isodata",
-    "skimage.filters.threshold_mean", "skimage.filters.threshold_minimum", "skimage.filters.threshold_triangle",
-    "skimage.filters.threshold_yen", "skimage.filters.threshold_multiotsu",
-];
-
 pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let api = call.api;
     if api.support == Support::Missing || call.site.in_check || !call.matched_fallbacks().is_empty() {
@@ -344,10 +337,10 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     // A global threshold reduces the image to one number through its
     // histogram: one pass, which alone loses to the copy (unless it runs in
     // a loop, or next to filtering of the same scope that moves the image anyway).
-    if code == Code::CUCIM001 && GLOBAL_THRESHOLDS.contains(&call.name.as_str()) && call.site.loop_depth == 0 {
+    if code == Code::CUCIM001 && api.global_threshold && call.site.loop_depth == 0 {
         let other_image_work = module.calls.iter().filter(|c| c.scope == call.site.scope).any(|c| {
-            module.resolve_call_in(c.node, c.scope).is_some_and(|(name, api)| {
-                api.library == "cucim" && api.gpu.is_some() && !GLOBAL_THRESHOLDS.contains(&name.as_str())
+            module.resolve_call_in(c.node, c.scope).is_some_and(|(_, api)| {
+                api.library == "cucim" && api.gpu.is_some() && !api.global_threshold
             })
         });
         if !other_image_work {

@@ -197,7 +197,8 @@ pub(crate) fn allowed_call(callee: &str) -> bool {
 }
 
 /// Libraries whose import means a module works with arrays: only then are
-/// its index loops candidates.
+/// its index loops candidates. (The loop rules' own judgement of where a
+/// loop may be a kernel, not an API fact.)
 pub(crate) const ARRAY_MODULES: &[&str] = &["numpy", "scipy", "cupy", "numba", "numba_cuda_mlir", "warp"];
 
 #[derive(Default)]

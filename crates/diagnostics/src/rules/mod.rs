@@ -15,7 +15,7 @@ mod models;
 
 pub(crate) use context::PLOTTING;
 pub(crate) use cupy::{light_array_operation, CHAIN as CUPY_CHAIN};
-pub(crate) use models::{names_a_mesh_or_ray, names_work_on_arrays, INDEX_WORK, NEIGHBOUR_QUERIES, RAY_QUERIES, WORK as MODEL_WORK};
+pub(crate) use models::{index_work_methods, names_a_mesh_or_ray, names_work_on_arrays, neighbour_queries, ray_queries, work as model_work};
 
 use rustc_hash::FxHashMap as HashMap;
 

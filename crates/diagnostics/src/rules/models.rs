@@ -5,8 +5,10 @@
 //! that do the work get the same advice, so that the function that spends
 //! the time is the one that shows it.
 
+use std::sync::OnceLock;
+
 use gpulens_syntax::NodeExt;
-use gpulens_knowledge::ApiKind;
+use gpulens_knowledge::{ApiKind, Knowledge, Names};
 
 use super::{install, library, Call};
 use crate::Code;
@@ -14,16 +16,18 @@ use crate::semantic::{CallSite, Value};
 
 use crate::{Context, Finding};
 
-/// Methods that do a model's or an index's work (not its configuration).
-pub(crate) const WORK: &[&str] = &[
-    "fit", "fit_transform", "fit_predict", "predict", "predict_proba", "transform", "kneighbors",
-    "kneighbors_graph", "radius_neighbors", "score_samples", "search", "add", "add_with_ids", "train",
-    "range_search", "knn_query", "add_items", "build", "get_nns_by_vector", "get_nns_by_item", "query",
-];
+/// Methods that do a model's or an index's work (not its configuration):
+/// every library's `work` methods in the knowledge base.
+pub(crate) fn work() -> &'static Names {
+    &Knowledge::get().work_methods
+}
 
 /// scikit-learn's nearest-neighbours queries: only its neighbours models
 /// (`NearestNeighbors`, `KNeighbors*`, `RadiusNeighbors*`) answer them.
-pub(crate) const NEIGHBOUR_QUERIES: &[&str] = &["kneighbors", "kneighbors_graph", "radius_neighbors", "radius_neighbors_graph"];
+pub(crate) fn neighbour_queries() -> &'static Names {
+    static QUERIES: OnceLock<&'static Names> = OnceLock::new();
+    QUERIES.get_or_init(|| Knowledge::get().queries("sklearn"))
+}
 
 pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
@@ -31,10 +35,10 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let (Some(object), Some(method)) = (function.field("object"), function.field("attribute")) else {
         return;
     };
-    if NEIGHBOUR_QUERIES.contains(&module.text_of(method)) {
+    if neighbour_queries().contains(module.text_of(method)) {
         neighbour_query(cx, site, object, module.text_of(method), out);
     }
-    if RAY_QUERIES.contains(&module.text_of(method)) {
+    if ray_queries().contains(module.text_of(method)) {
         ray_query(cx, site, object, module.text_of(method), out);
     }
     index_work(cx, site, object, module.text_of(method), out);
@@ -45,7 +49,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         return;
     }
     let method = module.text_of(method);
-    if !WORK.contains(&method) {
+    if !work().contains(method) {
         return;
     }
     let Value::Model(cpu) = module.value(object, site.scope) else { return };
@@ -149,7 +153,7 @@ fn array_work(cx: &Context<'_, '_>, function: gpulens_syntax::Node<'_>) -> bool 
 /// query. (The pre-scan keeps such a function even when its only library
 /// calls make arrays.)
 pub(crate) fn names_work_on_arrays(token: &str) -> bool {
-    WORK.contains(&token) || RAY_QUERIES.contains(&token) || names_a_mesh_or_ray(token)
+    work().contains(token) || ray_queries().contains(token) || names_a_mesh_or_ray(token)
 }
 
 /// The part of [`names_work_on_arrays`] that reads the name's spelling:
@@ -171,7 +175,10 @@ fn has_ignoring_case(bytes: &[u8], word: &[u8]) -> bool {
 }
 
 /// Ray casts against a triangle mesh through trimesh's ray API.
-pub(crate) const RAY_QUERIES: &[&str] = &["intersects_location", "intersects_id", "intersects_first", "intersects_any", "contains_points"];
+pub(crate) fn ray_queries() -> &'static Names {
+    static QUERIES: OnceLock<&'static Names> = OnceLock::new();
+    QUERIES.get_or_init(|| Knowledge::get().queries("trimesh"))
+}
 
 /// `mesh.ray.intersects_id(origins, directions)`, `intersector.intersects_location(...)`:
 /// rays cast against a triangle mesh through trimesh's ray API, whatever
@@ -209,12 +216,13 @@ fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::
     ));
 }
 
-/// The work methods of the vector-search libraries' indexes, by module.
-pub(crate) const INDEX_WORK: &[(&str, &[&str])] = &[
-    ("faiss", &["search", "range_search", "train", "add", "add_with_ids"]),
-    ("hnswlib", &["knn_query", "add_items"]),
-    ("annoy", &["get_nns_by_vector", "get_nns_by_item", "build"]),
-];
+/// The work methods of the vector-search libraries' indexes, by module:
+/// the knowledge base's `queries` of the libraries [`index_work`] has
+/// advice for.
+pub(crate) fn index_work_methods() -> &'static [(&'static str, &'static Names); 3] {
+    static WORK: OnceLock<[(&str, &Names); 3]> = OnceLock::new();
+    WORK.get_or_init(|| ["faiss", "hnswlib", "annoy"].map(|library| (library, Knowledge::get().queries(library))))
+}
 
 /// `self.index.search(queries, k)` in a module that imports Faiss (or
 /// hnswlib, Annoy), on an index whose construction the code does not show
@@ -226,7 +234,7 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
         module.imports_at(site.node.start_byte()).any(|(_, t)| crate::semantic::within(t, library))
     };
     let Some((library_module, _)) =
-        INDEX_WORK.iter().find(|(library, methods)| methods.contains(&method) && imported(library))
+        index_work_methods().iter().find(|(library, methods)| methods.contains(method) && imported(library))
     else {
         return;
     };

@@ -25,16 +25,9 @@ pub(crate) use values::*;
 /// How deep value evaluation may recurse through expressions and bindings.
 const MAX_EVAL_DEPTH: u32 = 24;
 
-/// NumPy's element-wise math: one formula per value, the shape kept.
-pub(crate) const ELEMENTWISE_MATH: &[&str] = &[
-    "numpy.exp", "numpy.exp2", "numpy.expm1", "numpy.log", "numpy.log10", "numpy.log2", "numpy.log1p", "numpy.sqrt",
-    "numpy.cbrt", "numpy.power", "numpy.sin", "numpy.cos", "numpy.tan", "numpy.arcsin", "numpy.arccos", "numpy.arctan",
-    "numpy.arctan2", "numpy.sinh", "numpy.cosh", "numpy.tanh", "numpy.hypot", "numpy.abs", "numpy.absolute",
-    "numpy.floor", "numpy.ceil", "numpy.round", "numpy.rint", "numpy.sign", "numpy.where", "numpy.maximum",
-    "numpy.minimum", "numpy.clip", "numpy.deg2rad", "numpy.rad2deg", "numpy.radians", "numpy.degrees",
-];
-
-/// Module attributes that are single numbers.
+/// Module attributes that are single numbers. (Constants of Python's `math`
+/// and `cmath` and of NumPy, fixed for good: the knowledge base holds what
+/// the GPU libraries map, and `math` is none of its modules.)
 const NUMBER_CONSTANTS: &[&str] = &[
     "numpy.pi", "numpy.e", "numpy.euler_gamma", "numpy.inf", "numpy.nan", "math.pi", "math.e",
     "math.tau", "math.inf", "math.nan", "cmath.pi", "cmath.e", "cmath.tau",

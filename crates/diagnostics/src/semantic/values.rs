@@ -441,7 +441,7 @@ impl<'t> Module<'t> {
                             items.iter().any(|i| self.one_dimensional_at(*i, scope, depth))
                         }
                     }),
-                    _ if ELEMENTWISE_MATH.contains(&name.as_str()) => {
+                    _ if self.knowledge.elementwise(&name) => {
                         !positional.is_empty()
                             && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))
                             && positional.iter().all(|a| number(*a) || self.one_dimensional_at(*a, scope, depth))
@@ -552,7 +552,7 @@ impl<'t> Module<'t> {
                 ("cugraph", ApiKind::Graph) => Value::Graph(size),
                 (_, ApiKind::Create | ApiKind::Generate | ApiKind::Read) => Value::Array(size),
                 // A reduction over a whole array (no `axis`) is one number.
-                (_, ApiKind::Compute) if is_reduction(&api.cpu) && self.keyword(call, "axis").is_none() => Value::Scalar,
+                (_, ApiKind::Compute) if api.reduction && self.keyword(call, "axis").is_none() => Value::Scalar,
                 (_, ApiKind::Compute) => self.input_value(call, scope, depth),
                 _ => Value::Unknown,
             };
@@ -734,17 +734,6 @@ impl<'t> Module<'t> {
             },
         }
     }
-}
-
-/// NumPy reductions that return one number when no axis is given.
-pub(crate) fn is_reduction(cpu: &str) -> bool {
-    let Some(name) = cpu.strip_prefix("numpy.") else { return false };
-    matches!(
-        name,
-        "sum" | "prod" | "mean" | "std" | "var" | "min" | "max" | "amin" | "amax" | "median" | "average" | "argmin"
-            | "argmax" | "count_nonzero" | "any" | "all" | "ptp" | "nansum" | "nanmean" | "nanstd" | "nanvar"
-            | "nanmin" | "nanmax" | "nanmedian" | "trace" | "vdot" | "linalg.norm" | "linalg.det" | "linalg.matrix_rank"
-    )
 }
 
 pub(super) fn parse_int(text: &str) -> Option<u64> {
