@@ -391,10 +391,12 @@ pub(crate) struct TextScan {
     method_name: Option<String>,
 }
 
-/// Words a function's scan counts instead of taking them for names: loops,
-/// imports, and the GPU rules' calls recognised by their text alone
-/// (`cuda.synchronize()`, `.copy_to_host()`)...
-pub(crate) const LOOP_OR_IMPORT_WORDS: &[&str] = &["range", "enumerate", "import", "synchronize", "copy_to_host"];
+/// Words a function's scan counts instead of taking them for names: the
+/// iterators of index loops, imports, and the calls the GPU rules recognise
+/// by their name alone (each declared by its rule family)...
+pub(crate) fn loop_or_import_word(token: &str) -> bool {
+    token == "import" || rules::loops::INDEX_ITERATORS.contains(&token) || rules::gpu::NAMED_CALLS.contains(&token)
+}
 /// ...and the definitions nested in it.
 pub(crate) const NESTING_WORDS: &[&str] = &["def", "lambda", "class"];
 
@@ -551,7 +553,7 @@ impl<'t> Plan<'t> {
                         let mut loops_or_imports = false;
                         let mut nested = 0;
                         for_each_name(&text[range.clone()], |token| {
-                            if LOOP_OR_IMPORT_WORDS.contains(&token) {
+                            if loop_or_import_word(token) {
                                 loops_or_imports = true;
                             } else if NESTING_WORDS.contains(&token) {
                                 nested += 1;
@@ -587,7 +589,7 @@ impl<'t> Plan<'t> {
                         let mut definitions: Vec<String> = Vec::new();
                         for token in &text_scan.tokens {
                             let word = token.as_str();
-                            let special = LOOP_OR_IMPORT_WORDS.contains(&word) || NESTING_WORDS.contains(&word);
+                            let special = loop_or_import_word(word) || NESTING_WORDS.contains(&word);
                             if !special && names.contains_key(word) {
                                 mentioned.push(token.clone());
                             }

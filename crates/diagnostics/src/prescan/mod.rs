@@ -1,4 +1,41 @@
 //! The pre-scan: what `check_text` must parse, read from the bytes.
+//!
+//! Parsing is the biggest cost of checking a large tree of files, and most
+//! of a file usually cannot produce a finding. Before tree-sitter runs, the
+//! pre-scan reads the text with the byte-level lexer (`gpulens_syntax::lex`,
+//! through the outline) and decides what the parse may leave out.
+//!
+//! # Contract
+//! The findings of a text checked with the pre-scan are exactly those of
+//! [`crate::check_reference`] on a whole parse. To keep that, it may leave
+//! out only:
+//! - **test functions** (`test…`, not fixtures) in files that import no GPU
+//!   library: advice is never reported in tests, and only the GPU rules,
+//!   which need such an import, report there;
+//! - **definitions that start no rule**: every rule starts from a word some
+//!   rule family declares (a knowledge-base entry reached through an import
+//!   or a module-level value, an index loop's `for`/`range` where an array
+//!   library is imported, a model's work method or a ray query, a table
+//!   method, a GPU call named alone: `rules::gpu::NAMED_CALLS`,
+//!   `rules::loops::{LOOP_KEYWORDS, INDEX_ITERATORS}`, the knowledge's
+//!   method tables). A definition none of whose tokens is such a word is
+//!   left out, unless it calls in a loop a function that is kept or that the
+//!   caller asked about (hotness reads those callers);
+//! - **the insides of long strings** (docstrings), which hold no code;
+//! - without fixes, **module statements nothing reads** (imports and plain
+//!   assignments binding only names no parsed code mentions, see
+//!   [`Unread`]) and runs of comment lines without a suppression.
+//!
+//! It must parse whole (answer `None`) whenever it cannot be sure: an
+//! import or a string it cannot read, a tree with a syntax error, kept
+//! definitions not where the outline put them, a skipped string that did
+//! not parse as a string. A file that imports a GPU library is not judged
+//! per definition (its rules read kernels and tests anywhere).
+//!
+//! A new rule family declares the words its checks start from beside its
+//! code, and the pre-scan reads them from there. The tests that hold it to
+//! this contract are `tests/prescan.rs` (whole parse against pre-scan on the
+//! fixtures and on broken code) and the `edits` fuzzer.
 
 use std::ops::Range;
 
@@ -412,8 +449,8 @@ pub(crate) fn irrelevant_definitions<'p>(
                 || matches!(
                     token,
                     "for" | "while" | "lambda" | "self" | "yield" | "await" | "import" | "def" | "class" | "global" | "nonlocal" | "del"
-                        | "synchronize" | "copy_to_host"
                 )
+                || rules::gpu::NAMED_CALLS.contains(&token)
                 || rules::model_work().contains(token)
                 || rules::ray_queries().contains(token)
                 || rules::names_work_on_arrays(token)
@@ -486,8 +523,8 @@ pub(crate) fn irrelevant_definitions<'p>(
         for piece in pieces {
             for_each_name(piece, |token| match token {
                 _ if starts => {}
-                "for" | "while" => loops = true,
-                "self" | "synchronize" | "copy_to_host" => starts = true,
+                _ if rules::loops::LOOP_KEYWORDS.contains(&token) => loops = true,
+                _ if token == "self" || rules::gpu::NAMED_CALLS.contains(&token) => starts = true,
                 _ => {
                     reads = reads
                         || rules::model_work().contains(token)
@@ -553,10 +590,10 @@ pub(crate) fn irrelevant_definitions<'p>(
             for part in &code {
                 let mut on_token = |token: &'p str| match token {
                     _ if starts => {}
-                    "range" | "enumerate" => ranges = true,
-                    "for" | "while" => loops = true,
+                    _ if rules::loops::INDEX_ITERATORS.contains(&token) => ranges = true,
+                    _ if rules::loops::LOOP_KEYWORDS.contains(&token) => loops = true,
                     "self" => self_attributes = true,
-                    "synchronize" | "copy_to_host" => starts = true,
+                    _ if rules::gpu::NAMED_CALLS.contains(&token) => starts = true,
                     // Names none of the checks below knows: only a mesh or ray name can count.
                     _ if !notable.may_hold(token) && (local.is_empty() || !local.contains_key(token)) => {
                         reads_arrays = reads_arrays || rules::names_a_mesh_or_ray(token);

@@ -14,6 +14,11 @@ use crate::{Context, Finding, Module};
 use crate::registry::{declare_rule, Callers, Kind};
 use crate::Severity;
 
+/// Calls the GPU rules recognise by their name alone, in files that import
+/// no GPU library (`.copy_to_host()` on a device array passed in, a
+/// stream's `.synchronize()`): the pre-scan keeps code that names one.
+pub(crate) const NAMED_CALLS: &[&str] = &["synchronize", "copy_to_host"];
+
 declare_rule! {
     /// ## What it finds
     /// `cp.asarray(x)` or `cuda.to_device(x)` inside a loop, where `x` does not change in the loop.

@@ -196,6 +196,12 @@ pub(crate) fn allowed_call(callee: &str) -> bool {
         || callee.starts_with("numpy.")
 }
 
+/// The keywords that start a loop, and the iterators of an index loop
+/// (`for i in range(n)`, `for i, x in enumerate(xs)`): where an array
+/// library is imported, the pre-scan keeps code with both.
+pub(crate) const LOOP_KEYWORDS: &[&str] = &["for", "while"];
+pub(crate) const INDEX_ITERATORS: &[&str] = &["range", "enumerate"];
+
 /// Libraries whose import means a module works with arrays: only then are
 /// its index loops candidates. (The loop rules' own judgement of where a
 /// loop may be a kernel, not an API fact.)
