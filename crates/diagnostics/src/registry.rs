@@ -124,6 +124,7 @@ register! {
     GPU008 in gpu,
     GPU009 in gpu,
     GPU010 in gpu,
+    GPU011 in atomics,
 }
 
 impl Code {

@@ -767,6 +767,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
             ));
         }
     }
+    super::atomics::check(module, def, name, out);
     // float32 signature + float literals → float64 arithmetic.
     if module.text_of(decorator).contains("float32") {
         let bare = module.preorder(body).filter(|n| n.kind_name() == "float").find(|f| {

@@ -3,6 +3,7 @@
 //! library its knowledge-base entry names.
 
 use gpulens_syntax::NodeExt;
+pub(crate) mod atomics;
 pub(crate) mod cudf;
 pub(crate) mod cugraph;
 pub(crate) mod cuml;
