@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
+use gpulens_diagnostics::config::Layer;
 use gpulens_diagnostics::{Finding, Settings};
 use gpulens_gpu::GpuProfile;
 use rayon::prelude::*;
 
 use crate::cache::{self, Cache, CacheFile, Entry};
-use crate::config::{Overrides, Resolver};
+use crate::config::Resolver;
 use crate::output;
 use crate::report::{self, FileReport, Needs, Problem};
 use crate::{CheckArgs, Format};
@@ -35,11 +36,16 @@ use Served::{Analysed, Reused};
 pub fn run(args: CheckArgs) -> ExitCode {
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     let (files, mut problems) = discover(&paths);
-    let overrides = Overrides { select: args.select.clone(), ignore: args.ignore.clone() };
-    let resolver = Resolver::new(overrides.clone());
+    let command_line = Layer {
+        select: args.select.clone(),
+        ignore: (!args.ignore.is_empty()).then(|| args.ignore.clone()),
+        target_gpu: args.target_gpu.clone(),
+        min_elements: None,
+    };
+    let resolver = Resolver::new(command_line.clone());
     // A target named on the command line or in the pyproject.toml of the first
     // path wins; else the attached GPU (NVML); else none.
-    let target = args.target_gpu.clone().or_else(|| resolver.target_gpu(paths.first().map(PathBuf::as_path)));
+    let target = resolver.target_gpu(paths.first().map(PathBuf::as_path));
     let gpu = match target {
         Some(name) => match GpuProfile::target(&name) {
             Ok(profile) => profile,
@@ -51,7 +57,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         None => gpulens_gpu::probe().with_target(None).map(|r| r.profile).unwrap_or_default(),
     };
     // Fixing reads, rewrites and re-checks files: always done afresh.
-    let cache_file = if args.no_cache || args.fix || args.diff { None } else { CacheFile::open(cache_dir(&args), &gpu, &overrides) };
+    let cache_file = if args.no_cache || args.fix || args.diff { None } else { CacheFile::open(cache_dir(&args), &gpu, &command_line) };
     let cache = cache_file.as_ref().map(CacheFile::entries);
     // Only JSON shows the fixes, only text the source lines.
     let needs = Needs { snippets: args.format == Format::Text, fixes: args.format == Format::Json };

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use gpulens_diagnostics::config::ToolConfig;
+use gpulens_diagnostics::config::Layer;
 use gpulens_diagnostics::{check_incremental, check_incremental_unless, shift_findings, Cache, Finding};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::{Change, Document, PositionEncoding, Recent};
@@ -282,7 +282,7 @@ struct State {
     /// The client accepts `workspace/diagnostic/refresh`.
     refresh: AtomicBool,
     editor: RwLock<EditorSettings>,
-    project: RwLock<Option<ToolConfig>>,
+    project: RwLock<Option<Layer>>,
     project_file: RwLock<Option<PathBuf>>,
     effective: RwLock<Arc<Effective>>,
     gpu: RwLock<Arc<GpuProfile>>,
@@ -510,7 +510,7 @@ impl Backend {
     fn load_project(&self) -> Option<String> {
         let path = self.state.project_file.read().unwrap().clone()?;
         let (config, problem) = match std::fs::read_to_string(&path) {
-            Ok(text) => match ToolConfig::from_pyproject(&text) {
+            Ok(text) => match Layer::from_pyproject(&text) {
                 Ok(config) => (config, None),
                 Err(e) => (None, Some(format!("gpulens: {}: {e}", path.display()))),
             },

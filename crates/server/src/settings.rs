@@ -1,7 +1,8 @@
 //! Editor settings (`initializationOptions`, `workspace/didChangeConfiguration`)
-//! layered over `[tool.gpulens]` in the workspace's pyproject.toml.
+//! layered over `[tool.gpulens]` in the workspace's pyproject.toml. How the
+//! layers combine is `gpulens_diagnostics::config::resolve`'s.
 
-use gpulens_diagnostics::config::ToolConfig;
+use gpulens_diagnostics::config::{resolve, Layer, Resolved};
 use gpulens_diagnostics::Settings;
 use serde::Deserialize;
 use serde_json::Value;
@@ -32,6 +33,12 @@ impl EditorSettings {
         }
         serde_json::from_value(value.clone()).map_err(|e| e.to_string())
     }
+
+    /// The settings that are layered over pyproject.toml's (all but `inlay_hints`).
+    pub fn layer(&self) -> Layer {
+        let EditorSettings { select, ignore, target_gpu, inlay_hints: _, min_elements } = self.clone();
+        Layer { select, ignore, target_gpu, min_elements }
+    }
 }
 
 /// Everything the server's analysis depends on.
@@ -43,26 +50,12 @@ pub struct Effective {
 }
 
 impl Effective {
-    /// pyproject first, the editor's settings on top.
-    pub fn new(project: Option<&ToolConfig>, editor: &EditorSettings) -> Effective {
-        let mut settings = Settings::default();
-        if let Some(project) = project {
-            project.apply(&mut settings);
-        }
-        if let Some(select) = &editor.select {
-            settings.select = select.clone();
-        }
-        if let Some(ignore) = &editor.ignore {
-            settings.ignore.extend(ignore.iter().cloned());
-        }
-        if let Some(n) = editor.min_elements {
-            settings.min_elements = n;
-        }
-        Effective {
-            settings,
-            inlay_hints: editor.inlay_hints.unwrap_or(true),
-            target_gpu: editor.target_gpu.clone().or_else(|| project.and_then(|p| p.target_gpu.clone())),
-        }
+    /// pyproject first, the editor's settings on top (as
+    /// `gpulens_diagnostics::config::resolve` puts layers together).
+    pub fn new(project: Option<&Layer>, editor: &EditorSettings) -> Effective {
+        let editor_layer = editor.layer();
+        let Resolved { settings, target_gpu } = resolve(project.into_iter().chain([&editor_layer]));
+        Effective { settings, inlay_hints: editor.inlay_hints.unwrap_or(true), target_gpu }
     }
 }
 
@@ -83,7 +76,7 @@ mod tests {
 
     #[test]
     fn editor_overrides_project() {
-        let project = ToolConfig { select: Some(vec!["CUPY".into()]), min_elements: Some(100), ..Default::default() };
+        let project = Layer { select: Some(vec!["CUPY".into()]), min_elements: Some(100), ..Default::default() };
         let editor = EditorSettings { min_elements: Some(7), ignore: Some(vec!["CUPY002".into()]), ..Default::default() };
         let e = Effective::new(Some(&project), &editor);
         assert_eq!(e.settings.select, ["CUPY"]);
