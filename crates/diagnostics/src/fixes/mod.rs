@@ -349,24 +349,17 @@ pub(crate) fn statement_of(node: Node<'_>) -> Option<Node<'_>> {
 /// How many syntax errors a tree holds (ERROR and MISSING nodes).
 pub fn syntax_errors(tree: &Tree) -> usize {
     let mut count = 0;
-    let mut cursor = tree.walk();
-    loop {
-        let node = cursor.node();
+    let mut walk = gpulens_syntax::preorder(tree.root_node());
+    while let Some(node) = walk.next() {
         if node.is_error() || node.is_missing() {
             count += 1;
         }
-        if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return count;
-            }
+        // Only a node that holds an error can hold another.
+        if !node.has_error() {
+            walk.skip_children();
         }
     }
+    count
 }
 
 /// Applies as many of `fixes` (in order) as fit together: a fix whose edits
