@@ -68,7 +68,7 @@ pub(crate) struct Regions {
 
 impl Regions {
     pub fn fix(&mut self, cx: &Context<'_, '_>, node: Node<'_>, findings: &[Finding]) -> Option<Fix> {
-        let function = super::enclosing_function(node);
+        let function = node.enclosing_function();
         let key = function.map_or(usize::MAX, |f| f.id());
         if let Some(done) = self.done.get(&key) {
             return done.clone();

@@ -130,7 +130,7 @@ pub(crate) fn attach(cx: &Context<'_, '_>, tree: &Tree, findings: &mut [Finding]
         }
         // Module-level code of a huge file (generated data, say) gets no
         // fixes: naming new variables there would mean scanning it all per finding.
-        if cx.module.text.len() > MAX_MODULE_LEVEL_TEXT && enclosing_function(node).is_none() {
+        if cx.module.text.len() > MAX_MODULE_LEVEL_TEXT && node.enclosing_function().is_none() {
             continue;
         }
         if !f.code.rule().fix {
@@ -320,18 +320,6 @@ pub(crate) fn module_path(cx: &Context<'_, '_>, draft: &mut Draft, path: &str, o
     }
     draft.module_line(Anchor::Imports, format!("import {path}"));
     path.to_string()
-}
-
-/// The innermost function definition holding `node`, if any.
-pub(crate) fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
-    let mut current = node.parent();
-    while let Some(n) = current {
-        if n.kind_name() == "function_definition" {
-            return Some(n);
-        }
-        current = n.parent();
-    }
-    None
 }
 
 /// The statement (a child of a block or of the module) that holds `node`.
