@@ -62,6 +62,7 @@ impl<'t> Preorder<'t> {
     /// Leaves out the descendants of the node `next` gave last: the walk
     /// goes on with its next sibling (or its ancestors' next one). Does
     /// nothing before the first `next` or after the last.
+    #[inline]
     pub fn skip_children(&mut self) {
         if self.step == Step::Descend {
             self.step = Step::Skip;
@@ -69,12 +70,14 @@ impl<'t> Preorder<'t> {
     }
 
     /// How far the node `next` gave last lies below the root (the root is 0).
+    #[inline]
     pub fn depth(&self) -> usize {
         self.depth as usize
     }
 
     /// The field (of its parent) that holds the node `next` gave last, as
     /// `TreeCursor::field_id` gives it; `None` for the root.
+    #[inline]
     pub fn field_id(&self) -> Option<std::num::NonZeroU16> {
         self.cursor.field_id()
     }
@@ -83,6 +86,7 @@ impl<'t> Preorder<'t> {
 impl<'t> Iterator for Preorder<'t> {
     type Item = Node<'t>;
 
+    #[inline]
     fn next(&mut self) -> Option<Node<'t>> {
         match self.step {
             Step::Start => {
