@@ -149,7 +149,7 @@ mod tests {
         let mut expected = Vec::new();
         fn visit(n: Node<'_>, depth: usize, out: &mut Vec<(String, usize)>) {
             out.push((n.kind().to_string(), depth));
-            for i in 0..n.child_count() as u32 {
+            for i in 0..n.child_count() {
                 visit(n.child(i).unwrap(), depth + 1, out);
             }
         }
@@ -206,7 +206,7 @@ mod tests {
         let mut walk = preorder(tree.root_node());
         while let Some(node) = walk.next() {
             let expected = node.parent().and_then(|p| {
-                (0..p.child_count() as u32).find(|&i| p.child(i) == Some(node)).and_then(|i| p.field_name_for_child(i))
+                (0..p.child_count()).find(|&i| p.child(i) == Some(node)).and_then(|i| p.field_name_for_child(i))
             });
             let name = walk.field_id().and_then(|id| language.field_name_for_id(id.get()));
             assert_eq!(name, expected, "{}", node.kind());
