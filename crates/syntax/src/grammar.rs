@@ -123,6 +123,22 @@ pub trait NodeExt<'t> {
     fn kind_name(&self) -> &'static str;
     /// Its child in field `name`, as `Node::child_by_field_name` gives it.
     fn field(&self, name: &str) -> Option<Node<'t>>;
+    /// The innermost function definition holding it (see
+    /// [`innermost_function`]), going up by `Node::parent`, which walks
+    /// down from the root at each step: code that keeps a table of parents
+    /// (the diagnostics' `Module`) passes its own ancestors to
+    /// [`innermost_function`] instead.
+    fn enclosing_function(&self) -> Option<Node<'t>>;
+}
+
+/// The innermost function definition among `ancestors` (innermost first):
+/// what "the function around a node" means wherever it is asked. Lambdas
+/// and classes do not stop the search: a lambda's body, or a class body
+/// nested in a function, is in that function; a method's code is in the
+/// method.
+pub fn innermost_function<'t>(ancestors: impl IntoIterator<Item = Node<'t>>) -> Option<Node<'t>> {
+    let function = grammar().function_definition;
+    ancestors.into_iter().find(|n| n.kind_id() == function)
 }
 
 impl<'t> NodeExt<'t> for Node<'t> {
@@ -143,6 +159,10 @@ impl<'t> NodeExt<'t> for Node<'t> {
             }
         };
         self.child_by_field_id(id.get())
+    }
+
+    fn enclosing_function(&self) -> Option<Node<'t>> {
+        innermost_function(std::iter::successors(self.parent(), |n| n.parent()))
     }
 }
 

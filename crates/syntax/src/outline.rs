@@ -534,20 +534,9 @@ mod tests {
 
     /// Every node's kind and place (bytes and points), in order.
     fn places(tree: &Tree) -> Vec<(String, Range<usize>, Point, Point)> {
-        let mut out = Vec::new();
-        let mut cursor = tree.walk();
-        loop {
-            let n = cursor.node();
-            out.push((n.kind().to_string(), n.byte_range(), n.start_position(), n.end_position()));
-            if cursor.goto_first_child() {
-                continue;
-            }
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    return out;
-                }
-            }
-        }
+        crate::preorder(tree.root_node())
+            .map(|n| (n.kind().to_string(), n.byte_range(), n.start_position(), n.end_position()))
+            .collect()
     }
 
     #[test]

@@ -23,22 +23,12 @@ const PIECES: &[&str] = &[
 type Node = (u16, usize, usize, (usize, usize), (usize, usize), bool);
 
 fn snapshot(tree: &Tree) -> Vec<Node> {
-    let mut out = Vec::new();
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
-        let (a, b) = (node.start_position(), node.end_position());
-        out.push((node.kind_id(), node.start_byte(), node.end_byte(), (a.row, a.column), (b.row, b.column), node.is_missing()));
-        if cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    out
+    gpulens_syntax::preorder(tree.root_node())
+        .map(|node| {
+            let (a, b) = (node.start_position(), node.end_position());
+            (node.kind_id(), node.start_byte(), node.end_byte(), (a.row, a.column), (b.row, b.column), node.is_missing())
+        })
+        .collect()
 }
 
 fn encoding() -> impl Strategy<Value = PositionEncoding> {

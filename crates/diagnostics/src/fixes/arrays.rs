@@ -68,7 +68,7 @@ pub(crate) struct Regions {
 
 impl Regions {
     pub fn fix(&mut self, cx: &Context<'_, '_>, node: Node<'_>, findings: &[Finding]) -> Option<Fix> {
-        let function = super::enclosing_function(node);
+        let function = node.enclosing_function();
         let key = function.map_or(usize::MAX, |f| f.id());
         if let Some(done) = self.done.get(&key) {
             return done.clone();
@@ -171,14 +171,12 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
             None => Some(self.cx_root()),
         };
         let Some(root) = root else { return };
-        let mut cursor = root.walk();
-        loop {
-            let node = cursor.node();
-            let mut descend = true;
+        let mut walk = gpulens_syntax::preorder(root);
+        while let Some(node) = walk.next() {
             match node.kind_name() {
                 "function_definition" | "class_definition" | "lambda" => {
                     self.closures.push(node);
-                    descend = false;
+                    walk.skip_children();
                 }
                 "assignment" | "augmented_assignment" => self.assignments.push(node),
                 "return_statement" => self.returns.push(node),
@@ -190,17 +188,6 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                     self.declared.extend(node.named_children(&mut c).map(|n| module.text_of(n)));
                 }
                 _ => {}
-            }
-            if descend && cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    return;
-                }
             }
         }
     }

@@ -186,7 +186,7 @@ pub(super) fn warp(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let mut conversions = String::new();
     let indent = indentation_at(text, outer.start_byte());
     for ((array, _), rank) in body.arrays.iter().zip(&body.ranks) {
-        let scope = super::enclosing_function(outer).map_or(crate::semantic::MODULE_SCOPE, |f| f.id());
+        let scope = outer.enclosing_function().map_or(crate::semantic::MODULE_SCOPE, |f| f.id());
         let defining = first_definition(cx, outer, array, scope);
         let dtype = if *rank >= 2 {
             format!("{wp}.array2d(dtype=float)")

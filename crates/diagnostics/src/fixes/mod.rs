@@ -130,7 +130,7 @@ pub(crate) fn attach(cx: &Context<'_, '_>, tree: &Tree, findings: &mut [Finding]
         }
         // Module-level code of a huge file (generated data, say) gets no
         // fixes: naming new variables there would mean scanning it all per finding.
-        if cx.module.text.len() > MAX_MODULE_LEVEL_TEXT && enclosing_function(node).is_none() {
+        if cx.module.text.len() > MAX_MODULE_LEVEL_TEXT && node.enclosing_function().is_none() {
             continue;
         }
         if !f.code.rule().fix {
@@ -322,18 +322,6 @@ pub(crate) fn module_path(cx: &Context<'_, '_>, draft: &mut Draft, path: &str, o
     path.to_string()
 }
 
-/// The innermost function definition holding `node`, if any.
-pub(crate) fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
-    let mut current = node.parent();
-    while let Some(n) = current {
-        if n.kind_name() == "function_definition" {
-            return Some(n);
-        }
-        current = n.parent();
-    }
-    None
-}
-
 /// The statement (a child of a block or of the module) that holds `node`.
 pub(crate) fn statement_of(node: Node<'_>) -> Option<Node<'_>> {
     let mut current = node;
@@ -349,24 +337,17 @@ pub(crate) fn statement_of(node: Node<'_>) -> Option<Node<'_>> {
 /// How many syntax errors a tree holds (ERROR and MISSING nodes).
 pub fn syntax_errors(tree: &Tree) -> usize {
     let mut count = 0;
-    let mut cursor = tree.walk();
-    loop {
-        let node = cursor.node();
+    let mut walk = gpulens_syntax::preorder(tree.root_node());
+    while let Some(node) = walk.next() {
         if node.is_error() || node.is_missing() {
             count += 1;
         }
-        if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return count;
-            }
+        // Only a node that holds an error can hold another.
+        if !node.has_error() {
+            walk.skip_children();
         }
     }
+    count
 }
 
 /// Applies as many of `fixes` (in order) as fit together: a fix whose edits

@@ -481,11 +481,9 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             block(&mut shape, "iterates over Python objects");
         }
     }
-    // The cursor's root is the body: it never leaves it.
-    let mut cursor = node_body.walk();
-    loop {
-        let node = cursor.node();
-        let mut descend = true;
+    // The walk's root is the body: it never leaves it.
+    let mut walk = gpulens_syntax::preorder(node_body);
+    while let Some(node) = walk.next() {
         match node.kind_name() {
             "function_definition" | "class_definition" | "lambda" => block(&mut shape, "defines a function"),
             // Leaving an inner loop early is a thread's own business.
@@ -497,11 +495,11 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             }
             // A gather of numbers (`[img[p[0], p[1]] for p in points]`): a
             // thread's own small buffer of array elements.
-            "list_comprehension" if gathers_elements(node) => descend = false,
+            "list_comprehension" if gathers_elements(node) => walk.skip_children(),
             "string" | "concatenated_string" | "dictionary" | "list" | "set" | "list_comprehension"
             | "dictionary_comprehension" | "set_comprehension" | "generator_expression" => {
                 block(&mut shape, "Python objects");
-                descend = false;
+                walk.skip_children();
             }
             "for_statement" => {
                 // An inner range loop (over neighbours, say) runs inside one thread.
@@ -574,17 +572,6 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
         }
         if shape.blocker.is_some() {
             break;
-        }
-        if descend && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return Some(shape);
-            }
         }
     }
     Some(shape)

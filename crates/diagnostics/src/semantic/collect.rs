@@ -16,7 +16,9 @@ impl<'t> Module<'t> {
     /// Walks the tree (but the definitions in `skip`); false when `cancel`
     /// stopped it.
     pub(super) fn collect(&mut self, tree: &'t Tree, skip: &[usize], cancel: &dyn Fn() -> bool) -> bool {
-        // One frame per entered node: what entering it changed, undone on exit.
+        // One frame per entered node: what entering it changed, undone on
+        // exit. A node is left when the walk next gives one no deeper than
+        // it (or ends): the frames above that depth are popped then.
         struct Frame<'n> {
             node: Node<'n>,
             /// Its place in `order`.
@@ -28,7 +30,7 @@ impl<'t> Module<'t> {
             check: bool,
         }
         let g = grammar();
-        let mut cursor = tree.walk();
+        let mut walk = gpulens_syntax::preorder(tree.root_node());
         let mut frames: Vec<Frame> = Vec::new();
         let mut scopes: Vec<usize> = vec![MODULE_SCOPE];
         let mut scope_ranges: Vec<std::ops::Range<usize>> = Vec::new();
@@ -37,11 +39,22 @@ impl<'t> Module<'t> {
         let mut check_depth = 0u32;
         let mut visited = 0u32;
         loop {
+            let next = walk.next();
+            // Leave the nodes that are done: all but the new node's ancestors.
+            let depth = if next.is_some() { walk.depth() } else { 0 };
+            while frames.len() > depth {
+                let done = frames.pop().expect("one frame per entered node");
+                self.ends[done.at as usize] = self.order.len() as u32;
+                scopes.truncate(scopes.len() - done.scope as usize);
+                scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
+                loop_depth -= done.repeats as u32;
+                check_depth -= done.check as u32;
+            }
+            let Some(node) = next else { return true };
             visited = visited.wrapping_add(1);
             if visited.is_multiple_of(2048) && cancel() {
                 return false;
             }
-            let node = cursor.node();
             let kind = node.kind_id();
             let at = self.order.len() as u32;
             self.order.push(node);
@@ -76,21 +89,8 @@ impl<'t> Module<'t> {
                     self.decorated.push(node);
                 }
                 self.ends[at as usize] |= NOT_WALKED;
-                // Treat as a leaf: move on to its next sibling.
-                loop {
-                    if cursor.goto_next_sibling() {
-                        break;
-                    }
-                    if !cursor.goto_parent() {
-                        return true;
-                    }
-                    let done = frames.pop().expect("one frame per entered node");
-                    self.ends[done.at as usize] = self.order.len() as u32;
-                    scopes.truncate(scopes.len() - done.scope as usize);
-                    scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
-                    loop_depth -= done.repeats as u32;
-                    check_depth -= done.check as u32;
-                }
+                // Treat as a leaf (no frame): move on to its next sibling.
+                walk.skip_children();
                 continue;
             }
             let parent = frames.last().map_or(0, |f| f.kind);
@@ -102,7 +102,7 @@ impl<'t> Module<'t> {
                 || parent == g.while_statement
                 || parent == g.for_statement
             {
-                cursor.field_id()
+                walk.field_id()
             } else {
                 None
             };
@@ -173,24 +173,6 @@ impl<'t> Module<'t> {
             }
             loop_depth += frame.repeats as u32;
             frames.push(frame);
-            if cursor.goto_first_child() {
-                continue;
-            }
-            // Exit finished nodes until one has a next sibling.
-            loop {
-                let done = frames.pop().expect("one frame per entered node");
-                self.ends[done.at as usize] = self.order.len() as u32;
-                scopes.truncate(scopes.len() - done.scope as usize);
-                scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
-                loop_depth -= done.repeats as u32;
-                check_depth -= done.check as u32;
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    return true;
-                }
-            }
         }
     }
 

@@ -459,9 +459,11 @@ impl<'t> Module<'t> {
         Preorder { order: &[], ends: &[], at: 0, end: 0, below: Some(gpulens_syntax::preorder(node)) }
     }
 
-    /// The innermost function definition holding `node`, if any.
+    /// The innermost function definition holding `node`, if any (see
+    /// [`gpulens_syntax::innermost_function`]), found through the walk's
+    /// table of parents.
     pub fn enclosing_function(&self, node: Node<'t>) -> Option<Node<'t>> {
-        self.ancestors(node).find(|n| n.kind_name() == "function_definition")
+        gpulens_syntax::innermost_function(self.ancestors(node))
     }
 
     pub fn knowledge(&self) -> &'static Knowledge {
