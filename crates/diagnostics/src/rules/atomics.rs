@@ -21,7 +21,9 @@ declare_rule! {
     /// warps of the grid still queue on that address, so the sum runs at the speed of one memory
     /// location rather than of the GPU. Adding up first per thread (a grid-stride loop into a local
     /// variable) or per block (a tree reduction in shared memory) leaves one atomic per thread or per
-    /// block; for a plain sum of an array, CuPy's `cp.sum` does all of this already.
+    /// block; for a plain sum of an array, CuPy's `cp.sum` does all of this already. A float32 total
+    /// built one element at a time is also inexact: once it reaches 2^24 (16,777,216), adding values
+    /// below 1 no longer changes it, which a tree of partial sums avoids.
     ///
     /// ## Example
     /// ```python

@@ -1,0 +1,262 @@
+//! What the plan reads from a function's text and tree: its name, the
+//! `self.*` values and calls it makes, its parameters, whether its words
+//! may name an outside name, and the definition units of a module.
+
+use std::ops::Range;
+
+use gpulens_syntax::NodeExt;
+
+use super::*;
+
+/// The name a definition unit gives (see [`definition_name`]), unless a
+/// decorator makes it a property.
+pub(crate) fn method_name(node: Node<'_>, text: &str) -> Option<String> {
+    let property = node.kind_id() == gpulens_syntax::grammar().decorated_definition
+        && node.field("definition").is_some_and(|d| text[node.start_byte()..d.start_byte()].contains("property"));
+    definition_name(text, node).filter(|_| !property).map(str::to_string)
+}
+
+/// Attributes of `self` or `cls` that `text` uses without calling them
+/// (`self.cost`, not `self.cost(`), sorted and distinct.
+pub(crate) fn self_values(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices('.') {
+        let before = &text[..at];
+        let object = before.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+        let object = &before[object.len()..];
+        if !matches!(object, "self" | "cls") || before[..before.len() - object.len()].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        if name_len == 0 {
+            continue;
+        }
+        let next = bytes[at + 1 + name_len..].iter().find(|b| **b != b' ');
+        if next != Some(&b'(') {
+            out.push(rest[..name_len].to_string());
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether `bytes` hold `for` or `while` anywhere (in a word or not): without
+/// either, no token is a loop's keyword.
+pub(crate) fn says_for_or_while(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"for").is_some() || memchr::memmem::find(bytes, b"while").is_some()
+}
+
+/// Names `text` calls (`name(`, `.name(`), if it has a loop at all.
+pub(crate) fn called_names(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    if !says_for_or_while(bytes) {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut loops = false;
+    for_each_name(text, |token| {
+        loops |= token == "for" || token == "while";
+        // The byte after the token, past spaces.
+        let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
+        let next = bytes[end..].iter().find(|b| **b != b' ');
+        if next == Some(&b'(') && seen.insert(token) {
+            names.push(token.to_string());
+        }
+    });
+    if loops { names } else { Vec::new() }
+}
+
+/// Names `text` (a function) may call inside a loop: `name(` or `.name(`
+/// in a `for` or `while` statement (its header too), or on a line holding a
+/// comprehension. Over-approximated from the lines' indentation, with
+/// strings and comments blanked; every called name where that fails.
+pub(crate) fn called_in_loops(text: &str) -> Vec<String> {
+    let Some(code) = without_strings(text) else { return called_names(text) };
+    // No loop header and no comprehension without these words (most
+    // functions left out): nothing to split into lines.
+    if !says_for_or_while(code.as_bytes()) {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = Vec::new();
+    // The indentation of the loops around the current line.
+    let mut loops: Vec<usize> = Vec::new();
+    let Some(lines) = logical_lines(&code) else { return called_names(text) };
+    for (indent, line) in lines {
+        while loops.last().is_some_and(|&l| indent <= l) {
+            loops.pop();
+        }
+        let first = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let first = if first == "async" { line[5..].trim_start().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("") } else { first };
+        let header = matches!(first, "for" | "while");
+        if header || !loops.is_empty() || holds_comprehension(line) {
+            let line_bytes = line.as_bytes();
+            for_each_name(line, |token| {
+                let end = token.as_ptr() as usize - line.as_ptr() as usize + token.len();
+                if line_bytes[end..].iter().find(|b| !matches!(b, b' ' | b'\t')) == Some(&b'(') && !names.iter().any(|n| n == token) {
+                    names.push(token.to_string());
+                }
+            });
+        }
+        if header {
+            loops.push(indent);
+        }
+    }
+    names
+}
+
+/// Whether a logical line (strings blanked) has a `for` inside brackets: a
+/// comprehension.
+pub(crate) fn holds_comprehension(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut depth = 0i32;
+    bytes.iter().enumerate().any(|(i, &b)| {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        b == b'f'
+            && depth > 0
+            && bytes[i..].starts_with(b"for")
+            && !bytes.get(i + 3).is_some_and(|&b| name_byte(b))
+            && (i == 0 || !name_byte(bytes[i - 1]))
+    })
+}
+
+/// The names a function definition's parameters bind.
+pub(crate) fn parameters(definition: Node<'_>, text: &str) -> Vec<String> {
+    let g = gpulens_syntax::grammar();
+    let function = if definition.kind_id() == g.decorated_definition {
+        definition.field("definition")
+    } else {
+        Some(definition)
+    };
+    let Some(params) = function.and_then(|f| f.field("parameters")) else { return Vec::new() };
+    let mut cursor = params.walk();
+    let names = params.named_children(&mut cursor).filter_map(semantic::parameter_name);
+    names.map(|n| text[n.byte_range()].to_string()).collect()
+}
+
+/// A set of names that answers "surely not in it" from a name's length and
+/// first byte (false positives allowed, no false negatives).
+pub(crate) struct Signatures {
+    /// Bit `len % 32` of entry `first byte`.
+    bits: [u32; 256],
+}
+
+impl Default for Signatures {
+    fn default() -> Self {
+        Signatures { bits: [0; 256] }
+    }
+}
+
+impl Signatures {
+    pub(crate) fn insert(&mut self, name: &str) {
+        if let Some(&first) = name.as_bytes().first() {
+            self.bits[first as usize] |= 1 << (name.len() % 32);
+        }
+    }
+
+    pub(crate) fn may_hold(&self, name: &str) -> bool {
+        name.as_bytes().first().is_some_and(|&first| self.bits[first as usize] & (1 << (name.len() % 32)) != 0)
+    }
+}
+
+/// The parameters of the definition whose code (comments and strings
+/// blanked) is `code`, when it holds no function, lambda or class of its own
+/// (the analysis reads a name in a nested scope from that scope and the
+/// module only); none otherwise.
+pub(crate) fn own_parameters(code: &str) -> Vec<&str> {
+    let mut header = None;
+    let mut nested = false;
+    for_each_name(code, |token| {
+        if matches!(token, "def" | "lambda" | "class") {
+            match header {
+                None if token == "def" => header = Some(token.as_ptr() as usize - code.as_ptr() as usize),
+                _ => nested = true,
+            }
+        }
+    });
+    let (Some(at), false) = (header, nested) else { return Vec::new() };
+    let Some(open) = code[at..].find('(').map(|i| at + i + 1) else { return Vec::new() };
+    let bytes = code.as_bytes();
+    let (mut params, mut depth, mut piece) = (Vec::new(), 0i32, open);
+    for i in open..bytes.len() {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            b',' | b')' if depth == 0 => {
+                let p = code[piece..i].trim_start().trim_start_matches('*').trim_start();
+                let end = p.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(p.len());
+                if end > 0 && matches!(p[end..].trim_start().bytes().next(), None | Some(b':' | b'=')) {
+                    params.push(&p[..end]);
+                }
+                if bytes[i] == b')' {
+                    return params;
+                }
+                piece = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// Function definitions directly in the module, in class bodies, or in what
+/// error recovery left of them; found without walking into any function. A
+/// definition with syntax errors parses differently depending on what
+/// surrounds it, so it is not a unit: it is analysed afresh every time.
+/// Each comes with where it sits (in the module, a class, an error node): a
+/// fix depends on that (a kernel can't be written above a method).
+pub(crate) fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)> {
+    let g = gpulens_syntax::grammar();
+    let mut units = Vec::new();
+    // Containers to look in, with the classes around them (outermost
+    // first): carried down, since asking a node for its parent makes
+    // tree-sitter search from the root through every sibling.
+    let mut stack = vec![(tree.root_node(), 0u8, Vec::new())];
+    while let Some((container, place, classes)) = stack.pop() {
+        let mut cursor = container.walk();
+        for child in container.named_children(&mut cursor) {
+            let kind = child.kind_id();
+            let definition = if kind == g.decorated_definition { child.field("definition") } else { Some(child) };
+            let Some(definition) = definition else { continue };
+            if definition.kind_id() == g.function_definition {
+                if !child.has_error() {
+                    units.push((child, child.byte_range(), place, classes.clone()));
+                }
+            } else if definition.kind_id() == g.class_definition {
+                if let Some(body) = definition.field("body") {
+                    let mut inside = classes.clone();
+                    inside.push(definition);
+                    stack.push((body, 1, inside));
+                }
+            } else if child.is_error() {
+                stack.push((child, place.max(2), classes.clone()));
+            }
+        }
+    }
+    units.sort_by_key(|u| u.1.start);
+    units
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_never_rule_out_a_name_they_hold() {
+        let mut notable = Signatures::default();
+        let names = ["np", "fit", "intersects_location", "groupby", "x", "a_name_longer_than_thirty_two_bytes_"];
+        for name in names {
+            notable.insert(name);
+        }
+        assert!(names.iter().all(|n| notable.may_hold(n)));
+        // Another length or first byte is ruled out; the empty name too.
+        assert!(!notable.may_hold("npx") && !notable.may_hold("y") && !notable.may_hold("fix_") && !notable.may_hold(""));
+    }
+}
