@@ -16,13 +16,6 @@ fn every_example_raises_its_rule_and_its_fix_does_not() {
         // Advice on float64 speed needs a GPU that is slow at it.
         let gpu = if rule.code == "GPU010" { GpuProfile::target("RTX 4090").unwrap() } else { GpuProfile::none() };
         let raised = codes(rule.example(), &gpu);
-        // FIXME(NUMBA002): the rule does not fire on its own example (a
-        // `@njit(parallel=True)` function over `prange`); the accuracy work
-        // (#34) is to fix the rule. Today's behaviour is asserted instead.
-        if rule.code == "NUMBA002" {
-            assert!(raised.is_empty(), "NUMBA002's example now raises {raised:?}: drop this FIXME");
-            continue;
-        }
         if !raised.contains(&rule.code) {
             wrong.push(format!("{}: its example raises {raised:?}", rule.code));
         }

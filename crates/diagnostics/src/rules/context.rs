@@ -259,7 +259,10 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
 pub(crate) fn in_cpu_jit<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     let module = cx.module;
     for n in module.ancestors(node) {
-        if n.kind_name() == "decorated_definition" && n.field("definition").is_some_and(|d| d.kind_name() == "function_definition") {
+        // (Inside the function: its decorators, `@njit(parallel=True)`
+        // itself, are ordinary Python run once.)
+        let body = n.field("definition").filter(|d| d.kind_name() == "function_definition" && d.start_byte() <= node.start_byte());
+        if n.kind_name() == "decorated_definition" && body.is_some() {
             let jit = module.decorators(n).iter().any(|(decorator, name)| {
                 // Numba's, or a project's wrapper of it (`from ._numba import jit`).
                 let text = module.text_of(*decorator).trim_start_matches('@');
