@@ -248,7 +248,9 @@ pub(crate) fn import_item(item: &str) -> Option<(&str, Option<&str>)> {
     let what = words.next()?;
     match (words.next(), words.next(), words.next()) {
         (None, _, _) => Some((what, None)),
-        (Some("as"), Some(alias), None) => Some((what, Some(alias))),
+        // (An alias that is not a name, `as np*`, is a syntax error the
+        // parser may recover from otherwise: not read.)
+        (Some("as"), Some(alias), None) if is_dotted(alias) && !alias.contains('.') => Some((what, Some(alias))),
         _ => None,
     }
 }
