@@ -105,6 +105,7 @@ register! {
     CUDF004 in cudf,
     CUML001 in cuml,
     CUML002 in cuml,
+    CUML003 in cuml,
     CUGRAPH001 in cugraph,
     RAFT001 in cupy,
     KVIKIO001 in library_calls,

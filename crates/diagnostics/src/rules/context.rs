@@ -220,6 +220,11 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
     if parent.kind_name() == "return_statement" {
         return true;
     }
+    // `TSNE().get_params()`, `AnnoyIndex(f).load(path)`: built to be read or
+    // configured, and no work is done on it.
+    if super::method_on_result(cx, call).is_some_and(|m| !super::model_work().contains(m)) {
+        return true;
+    }
     if parent.kind_name() != "assignment" || parent.field("right") != Some(call) {
         return false;
     }
@@ -230,6 +235,7 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
     let target = module.text_of(left);
     let mut methods = Vec::new();
     let mut other_use = false;
+    let mut returned = false;
     for n in module.preorder(function) {
         if n.kind_name() != left.kind_name() || n.id() == left.id() || module.text_of(n) != target {
             continue;
@@ -241,12 +247,15 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
             .map(|a| module.text_of(a));
         match method {
             Some(m) => methods.push(m),
+            None if module.parent(n).is_some_and(|p| p.kind_name() == "return_statement") => returned = true,
             None => other_use = true,
         }
     }
     let loaded = methods.iter().any(|m| m.starts_with("load") || m.starts_with("read") || *m == "deserialize");
     let worked = methods.iter().any(|m| super::model_work().contains(m));
-    if loaded {
+    if loaded || (returned && !other_use) {
+        // Read from disk, or made (and perhaps configured) to be returned:
+        // `t = TSNE(...); return t` is `return TSNE(...)`.
         return !worked;
     }
     left.kind_name() == "attribute" && target.starts_with("self.") && methods.is_empty() && !other_use
@@ -257,25 +266,43 @@ pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> b
 /// and it cannot call CuPy, so CPU-candidate advice does not apply there.
 /// (`@cuda.jit` kernels are the `GPU…` checks' business.)
 pub(crate) fn in_cpu_jit<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
+    cpu_jit_function(cx, node).is_some()
+}
+
+/// The `decorated_definition` of the function around `node` that Numba
+/// compiles for the CPU, if there is one.
+pub(crate) fn cpu_jit_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Option<Node<'t>> {
     let module = cx.module;
-    for n in module.ancestors(node) {
+    module.ancestors(node).find(|n| {
         // (Inside the function: its decorators, `@njit(parallel=True)`
         // itself, are ordinary Python run once.)
         let body = n.field("definition").filter(|d| d.kind_name() == "function_definition" && d.start_byte() <= node.start_byte());
-        if n.kind_name() == "decorated_definition" && body.is_some() {
-            let jit = module.decorators(n).iter().any(|(decorator, name)| {
-                // Numba's, or a project's wrapper of it (`from ._numba import jit`).
-                let text = module.text_of(*decorator).trim_start_matches('@');
-                let callee = text.split('(').next().unwrap_or(text).trim();
-                let name = name.as_deref().unwrap_or(callee);
-                !name.contains("cuda") && matches!(name.rsplit('.').next(), Some("jit" | "njit" | "generated_jit"))
-            });
-            if jit {
-                return true;
-            }
-        }
-    }
-    false
+        n.kind_name() == "decorated_definition" && body.is_some() && cpu_jit_decorated(cx, *n)
+    })
+}
+
+/// A decorated definition whose decorators compile it with Numba for the CPU:
+/// Numba's own, or a project's wrapper of it (`from ._numba import jit`).
+pub(crate) fn cpu_jit_decorated(cx: &Context<'_, '_>, decorated: Node<'_>) -> bool {
+    let module = cx.module;
+    module.decorators(decorated).iter().any(|(decorator, name)| {
+        let text = module.text_of(*decorator).trim_start_matches('@');
+        let callee = text.split('(').next().unwrap_or(text).trim();
+        let name = name.as_deref().unwrap_or(callee);
+        !name.contains("cuda") && matches!(name.rsplit('.').next(), Some("jit" | "njit" | "generated_jit"))
+    })
+}
+
+/// A module-level function of this name that Numba compiles for the CPU:
+/// a kernel may call it (it becomes a device function).
+pub(crate) fn cpu_jit_helper(cx: &Context<'_, '_>, name: &str) -> bool {
+    cx.module.decorated.iter().any(|d| {
+        d.field("definition")
+            .filter(|f| f.kind_name() == "function_definition")
+            .and_then(|f| f.field("name"))
+            .is_some_and(|n| cx.module.text_of(n) == name)
+            && cpu_jit_decorated(cx, *d)
+    })
 }
 
 /// `expr` is a Python function: a lambda, a `def` of the function around

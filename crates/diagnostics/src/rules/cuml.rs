@@ -1,4 +1,6 @@
-//! CUML001 (scikit-learn estimator → cuml.accel) and CUML002 (its CPU fallbacks).
+//! CUML001 (scikit-learn estimator → cuml.accel), CUML002 (its CPU
+//! fallbacks) and CUML003 (a scikit-learn or SciPy function cuML has, which
+//! cuml.accel does not replace).
 
 use gpulens_knowledge::{ApiKind, Support};
 
@@ -86,8 +88,49 @@ declare_rule! {
     }
 }
 
+declare_rule! {
+    /// ## What it finds
+    /// A call of a scikit-learn or SciPy function that cuML implements on the GPU
+    /// (`pairwise_distances`, `pairwise_kernels`, `trustworthiness`, `kneighbors_graph`, ...), on data
+    /// not known to be small.
+    ///
+    /// ## Why
+    /// cuml.accel replaces scikit-learn's estimators, not its functions: under it, these keep running
+    /// on the CPU. cuML's own version computes on the GPU when called directly with CuPy or cuDF
+    /// input. Work that grows with the square of the rows (all-pairs distances and kernels) gains
+    /// the most; on a few hundred rows the copy costs more than it saves.
+    ///
+    /// ## Example
+    /// ```python
+    /// from sklearn.metrics import pairwise_distances
+    ///
+    /// D = pairwise_distances(X, metric="euclidean")
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// import cupy as cp
+    /// from cuml.metrics import pairwise_distances
+    ///
+    /// D = pairwise_distances(cp.asarray(X), metric="euclidean")
+    /// ```
+    pub(crate) static CUML003: Rule {
+        name: "sklearn-function-on-cuml",
+        library: "cuml",
+        severity: Severity::Hint,
+        summary: "scikit-learn or SciPy function that cuML runs on the GPU when called from cuML",
+        kind: Kind::Advice,
+        in_tests: false,
+        callers: Callers::Stay,
+        fix: false,
+    }
+}
+
 pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let api = call.api;
+    if api.kind == ApiKind::Function {
+        return check_function(call, out);
+    }
     if api.kind != ApiKind::Estimator || api.support == Support::Missing {
         return;
     }
@@ -123,6 +166,32 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             if native.is_empty() { " import it from cuML".to_string() } else { native },
             note,
             install(call.cx, lib),
+        ),
+    ));
+}
+
+/// CUML003: a function cuML has, called on data not known to be small.
+fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
+    let api = call.api;
+    let Some(gpu) = api.gpu.as_deref() else { return };
+    if api.support == Support::Missing || call.site.in_check || !call.matched_fallbacks().is_empty() {
+        return;
+    }
+    let cx = call.cx;
+    let value = cx.module.input_value(call.site.node, call.site.scope, 0);
+    if call.is_small(value) {
+        return;
+    }
+    let short = call.name.rsplit('.').next().unwrap_or(&call.name);
+    let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    out.push(call.finding(
+        Code::CUML003,
+        format!(
+            "`{short}` ({}) computes on the CPU; cuML's `{gpu}` computes it on the GPU{}: call it with a CuPy \
+             or cuDF input.{note} Install: {}.",
+            call.name,
+            super::size_phrase(value, "elements"),
+            install(cx, call.library()),
         ),
     ));
 }

@@ -428,8 +428,46 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
                     .is_some_and(|a| module.text_of(a) == "read");
             read && !small_count(module.argument(buffer, "size", 0)) && !small_count(module.argument(node, "count", 2))
         }
+        // A map reads lazily: only what is indexed, or the `shape` it is given.
+        "numpy.memmap" => {
+            let shape = module.argument(node, "shape", 4).and_then(|shape| match shape.kind_name() {
+                "tuple" | "list" => {
+                    let mut cursor = shape.walk();
+                    let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
+                    dims.iter().try_fold(1u64, |n, d| match module.value(*d, scope) {
+                        Value::Int(k) => Some(n.saturating_mul(k)),
+                        _ => None,
+                    })
+                }
+                _ => match module.value(shape, scope) {
+                    Value::Int(k) => Some(k),
+                    _ => None,
+                },
+            });
+            let small_shape = shape.is_some_and(|n| n < call.cx.settings.min_elements);
+            !small_shape && !one_element_taken(module, node, scope)
+        }
         _ => true,
     }
+}
+
+/// `np.memmap(path, ...)[0]`, `[i, j]`: one element indexed straight off the map.
+fn one_element_taken(module: &crate::Module<'_>, call: Node<'_>, scope: usize) -> bool {
+    let Some(parent) = module.parent(call).filter(|p| p.kind_name() == "subscript" && p.field("value") == Some(call)) else {
+        return false;
+    };
+    let mut cursor = parent.walk();
+    let indices: Vec<Node<'_>> = parent.children_by_field_name("subscript", &mut cursor).collect();
+    !indices.is_empty()
+        && indices.iter().all(|i| match i.kind_name() {
+            "slice" => false,
+            "tuple" => {
+                let mut c = i.walk();
+                let all: Vec<Node<'_>> = i.named_children(&mut c).collect();
+                all.iter().all(|e| e.kind_name() != "slice" && matches!(module.value(*e, scope), Value::Int(_) | Value::Scalar))
+            }
+            _ => matches!(module.value(*i, scope), Value::Int(_) | Value::Scalar),
+        })
 }
 
 /// The default of the parameter `expr` names, when it is an integer literal

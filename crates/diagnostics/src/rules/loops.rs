@@ -271,7 +271,17 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         let Some(shape) = analyse(cx, site) else { continue };
-        if shape.blocker.is_some() {
+        // In a function Numba compiles, every call is to compiled code and
+        // tuples unpack to registers; a `prange` loop is one its author
+        // declared free of dependences between iterations.
+        let jit = super::context::cpu_jit_function(cx, site.node);
+        let declared = jit.is_some() && prange_loop(module, site.node);
+        let blocked = match shape.blocker.as_deref() {
+            Some("calls Python functions" | "unpacks values") => jit.is_none(),
+            Some(_) => true,
+            None => false,
+        };
+        if blocked {
             continue;
         }
         let outer = shape.vars[0];
@@ -284,6 +294,11 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         // An accumulator is bound outside the loop: a name the body binds
         // afresh, or the element itself (`out *= w` on each array of a
         // list), is updated within one pass.
+        // A name the body reads before it assigns it (`level = a * y[t] + (1 - a) * level`)
+        // carries a value from one pass into the next: a recurrence.
+        if !declared && carries_scalar(module, site.node, &shape.vars) {
+            continue;
+        }
         let mut shape = shape;
         let locals = shape.locals.clone();
         shape.reductions.retain(|r| !locals.contains(r) && Some(*r) != element);
@@ -292,7 +307,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let fed_back = shape.reductions.iter().any(|r| {
             shape.names.iter().filter(|n| *n == r).count() > shape.reductions.iter().filter(|x| *x == r).count()
         });
-        if fed_back {
+        if fed_back && !declared {
             continue;
         }
         let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer));
@@ -306,7 +321,8 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let sliced = |array: &String, idx: &Vec<String>| {
             idx.iter().any(|i| i.contains(':') || i == "...") || shape.vector_writes.contains(array)
         };
-        if shape.reductions.is_empty() && !shape.inner_loop && writes_own.iter().all(|(array, idx)| sliced(array, idx)) {
+        // (Compiled, a slice per pass is a loop per pass, not one NumPy call.)
+        if jit.is_none() && shape.reductions.is_empty() && !shape.inner_loop && writes_own.iter().all(|(array, idx)| sliced(array, idx)) {
             continue;
         }
         // A read of a written array at another index that moves with the loop: iterations depend on each other.
@@ -326,7 +342,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let same_row = |r: &[&str], w: &[&str]| {
             r.first() == w.first() && r.iter().skip(1).chain(w.iter().skip(1)).all(|i| !shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v)))
         };
-        let carried = shape.reads.iter().any(|(a, r)| {
+        let carried = !declared && shape.reads.iter().any(|(a, r)| {
             r.iter().any(moving)
                 && shape.writes.iter().filter(|(array, _)| array == a).any(|(_, w)| {
                     let (r, w) = (position(r), position(w));
@@ -335,7 +351,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         });
         // It reads what an enclosing loop writes, at another index: each pass
         // gathers the enclosing recurrence's earlier results (lagged values).
-        if !carried && feeds_on_enclosing(cx, site.node, &shape) {
+        if !carried && !declared && feeds_on_enclosing(cx, site.node, &shape) {
             continue;
         }
         let elements = shape.sizes.iter().try_fold(1u64, |acc, s| s.map(|s| acc.saturating_mul(s)));
@@ -414,6 +430,43 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             )
         };
         let package = super::kernel_package(cx, false);
+        if let Some(jit) = jit {
+            // Compiled for the CPU already: the kernel is a change of target,
+            // and the decorator that asks for `parallel=True` says so itself.
+            let parallel = module.decorators(jit).iter().filter_map(|(d, _)| d.named_child(0)).any(|d| module.keyword(d, "parallel").is_some_and(|v| module.text_of(v) == "True"));
+            // Compiled, a loop of a few additions per element runs at the
+            // speed of memory on the CPU: the copies to the GPU and back
+            // cost more. Math functions, helpers, powers or a loop of its
+            // own per iteration are work a GPU thread earns its keep on.
+            let heavy = site.node.field("body").is_some_and(|body| {
+                module.preorder(body).any(|n| match n.kind_name() {
+                    "for_statement" | "while_statement" => true,
+                    "binary_operator" => n.field("operator").is_some_and(|o| module.text_of(o) == "**"),
+                    "call" => !matches!(
+                        n.field("function").map_or("", |f| module.text_of(f)),
+                        "abs" | "min" | "max" | "int" | "float" | "round" | "bool" | "len" | "range"
+                    ),
+                    _ => false,
+                })
+            });
+            if !parallel && heavy {
+                let name = jit.field("definition").and_then(|d| d.field("name")).map_or("", |n| module.text_of(n));
+                out.push(finding(
+                    site.node,
+                    Code::NUMBA002,
+                    format!(
+                        "`{name}` is compiled by Numba for the CPU, where this loop runs its iterations one after \
+                         another{size}; they are independent, so on the GPU each can be a thread. {kind} Write the \
+                         body as a {launch}; the function's `@njit` helpers become device functions \
+                         (`@cuda.jit(device=True)`).{hot}{}{} Install: {}.",
+                        estimate_phrase(cx, "numba"),
+                        package.why,
+                        package.install
+                    ),
+                ));
+            }
+            continue;
+        }
         out.push(finding(
             site.node,
             Code::NUMBA001,
@@ -427,6 +480,66 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             ),
         ));
     }
+}
+
+/// Whether the loop's body reads a name that it also assigns, before it
+/// assigns it in the pass: the value read is the one the previous pass left.
+/// (Augmented assignments are the reductions' business; a `for` over a
+/// nested range assigns its variable before the body reads it.)
+fn carries_scalar<'t>(module: &crate::Module<'t>, node: Node<'t>, vars: &[&str]) -> bool {
+    let Some(body) = node.field("body") else { return false };
+    // name -> (first read, first write), as byte offsets in evaluation order.
+    let mut first: Vec<(&'t str, usize, usize)> = Vec::new();
+    let note = |name: &'t str, at: usize, write: bool, first: &mut Vec<(&'t str, usize, usize)>| {
+        let i = match first.iter().position(|(n, _, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                first.push((name, usize::MAX, usize::MAX));
+                first.len() - 1
+            }
+        };
+        let entry = &mut first[i];
+        if write { entry.2 = entry.2.min(at) } else { entry.1 = entry.1.min(at) }
+    };
+    for n in module.preorder(body) {
+        if n.kind_name() != "identifier" {
+            continue;
+        }
+        let name = module.text_of(n);
+        if vars.contains(&name) {
+            continue;
+        }
+        // Where this occurrence binds the name: the left of a plain
+        // assignment (also inside `a, b = ...`), or a `for` target.
+        let mut binder = None;
+        let mut child = n;
+        while let Some(parent) = module.parent(child) {
+            match parent.kind_name() {
+                "pattern_list" | "tuple_pattern" => child = parent,
+                "assignment" if parent.field("left") == Some(child) => {
+                    binder = Some(parent.end_byte());
+                    break;
+                }
+                "for_statement" if parent.field("left") == Some(child) => {
+                    binder = Some(parent.start_byte());
+                    break;
+                }
+                _ => break,
+            }
+        }
+        // An attribute's name (`x.size`) or a keyword (`f(axis=0)`) is no read.
+        let parent = module.parent(n);
+        let not_a_read = parent.is_some_and(|p| {
+            (p.kind_name() == "attribute" && p.field("attribute") == Some(n))
+                || (p.kind_name() == "keyword_argument" && p.field("name") == Some(n))
+        });
+        match binder {
+            Some(at) => note(name, at, true, &mut first),
+            None if !not_a_read => note(name, n.start_byte(), false, &mut first),
+            None => {}
+        }
+    }
+    first.iter().any(|(_, read, write)| *write != usize::MAX && read < write)
 }
 
 /// A finding on a loop's header (`for i in range(n)`), not its whole body.
@@ -524,7 +637,8 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             }
             "call" => {
                 let callee = node.field("function").map_or("", |f| module.text_of(f));
-                if !allowed_call(callee) {
+                // A function Numba compiles is a device function to a kernel.
+                if !allowed_call(callee) && !super::context::cpu_jit_helper(cx, callee) {
                     block(&mut shape, "calls Python functions");
                 }
             }
@@ -581,12 +695,22 @@ fn block(shape: &mut Shape<'_>, why: &str) {
     shape.blocker.get_or_insert_with(|| why.to_string());
 }
 
+/// `for i in prange(n)` (Numba's parallel range, by any import of it).
+fn prange_loop(module: &crate::Module<'_>, node: Node<'_>) -> bool {
+    node.field("right")
+        .filter(|r| r.kind_name() == "call")
+        .and_then(|r| r.field("function"))
+        .is_some_and(|f| module.qualified_name(f).as_deref() == Some("numba.prange"))
+}
+
 /// `for v in range(…)`: the variable and `range`'s arguments. Shared with
 /// the kernel rewrite, which must read the same loops the rule flags.
 pub(crate) fn range_header<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<(&'t str, Vec<Node<'t>>)> {
     let left = node.field("left").filter(|l| l.kind_name() == "identifier")?;
     let right = node.field("right").filter(|r| r.kind_name() == "call")?;
-    if right.field("function").map(|f| module.text_of(f)) != Some("range") {
+    // `range`, or Numba's parallel range (`prange`, `numba.prange`).
+    let function = right.field("function")?;
+    if module.text_of(function) != "range" && module.qualified_name(function).as_deref() != Some("numba.prange") {
         return None;
     }
     let args = right.field("arguments")?;

@@ -73,6 +73,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     // Code Numba compiles for the CPU is machine code already, and cannot call CuPy.
     out.retain(|f| {
         f.code.rule().kind == Kind::GpuCode
+            || f.code == Code::NUMBA002
             || cx
                 .module
                 .node_at(f.range.clone())

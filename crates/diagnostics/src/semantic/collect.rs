@@ -117,6 +117,7 @@ impl<'t> Module<'t> {
             }
             if kind == g.call {
                 self.calls.push(CallSite { node, scope: *scopes.last().unwrap(), loop_depth, in_check: check_depth > 0 });
+                self.collect_growth(node, *scopes.last().unwrap());
             } else if kind == g.assignment {
                 self.collect_assignment(node, *scopes.last().unwrap());
             } else if kind == g.function_definition || kind == g.lambda {
@@ -261,6 +262,16 @@ impl<'t> Module<'t> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `dfs.append(x)` (and `extend`, `insert`): from here on `dfs` is a
+    /// list of unknown length, not the empty `[]` it was made as.
+    fn collect_growth(&mut self, call: Node<'t>, scope: usize) {
+        let Some(function) = call.field("function").filter(|f| f.kind_name() == "attribute") else { return };
+        let (Some(object), Some(method)) = (function.field("object"), function.field("attribute")) else { return };
+        if object.kind_name() == "identifier" && matches!(&self.text[method.byte_range()], "append" | "extend" | "insert") {
+            self.bind(scope, object, Binding::Grown);
         }
     }
 

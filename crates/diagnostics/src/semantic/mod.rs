@@ -86,6 +86,9 @@ enum Binding<'t> {
     Element(Node<'t>),
     /// `def f(name)`, `def f(name=default)`, `*name`, `**name`: whatever the caller passes.
     Parameter,
+    /// `name.append(…)`, `name.extend(…)`, `name.insert(…)`: a list grown
+    /// by the code, as long as its loop makes it, whatever its literal was.
+    Grown,
     /// `def f(name=1.5)`, or a parameter the function's docstring documents
     /// as a number (`name : int`): one number. With an integer default
     /// (`m=30`), that value: the size the function is written for, unless
@@ -527,6 +530,7 @@ impl<'t> Module<'t> {
                         Binding::Element(of) => ("element", self.text_of(*of)),
                         Binding::Parameter => ("parameter", ""),
                         Binding::Number(_) => ("number", ""),
+                        Binding::Grown => ("grown", ""),
                     };
                     add(name, Some(*at), kind, false);
                     add(name, None, what, false);

@@ -285,7 +285,7 @@ impl<'t> Module<'t> {
                         Value::Array(Some(n)) if n <= 16 => Value::Scalar,
                         _ => Value::Unknown,
                     },
-                    Some(Binding::Parameter) | None => Value::Unknown,
+                    Some(Binding::Parameter | Binding::Grown) | None => Value::Unknown,
                 }
             }
             "binary_operator" => {
