@@ -152,7 +152,8 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     }
     let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
     let outside = plan.outside.as_ref().expect("a plan made without memory walks the outside");
-    let quiet: Vec<usize> = plan.units.iter().filter(|u| u.quiet).map(|u| u.id).collect();
+    let quiet: Vec<bool> = plan.units.iter().map(|u| u.quiet).collect();
+    let quiet: Vec<usize> = plan.unwalked(&quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
         return finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), outside, run_rules(outside, text, tree, settings, gpu, true));
     }

@@ -417,6 +417,11 @@ pub struct Methods {
     /// no other common library spells them.
     #[serde(default)]
     pub queries: Names,
+    /// Methods and attributes only this library's data objects have among
+    /// the common Python libraries (pandas' `groupby`, `iloc`; NetworkX's
+    /// `subgraph`): a value the code uses them on is one of these objects.
+    #[serde(default)]
+    pub only: Names,
 }
 
 #[derive(Deserialize)]
@@ -668,6 +673,17 @@ impl Knowledge {
     /// element (see [`ApiMapping::elementwise`]), mapped or not.
     pub fn elementwise(&self, cpu: &str) -> bool {
         self.elementwise.contains(cpu)
+    }
+
+    /// The library module (`pandas`, `networkx`) whose objects alone have the
+    /// method or attribute `name` (see [`Methods::only`]).
+    pub fn only_on(&self, name: &str) -> Option<&str> {
+        self.methods.iter().find(|m| m.only.contains(name)).map(|m| m.module.as_str())
+    }
+
+    /// Every name of every library's `only` list (see [`Methods::only`]).
+    pub fn only_words(&self) -> impl Iterator<Item = &str> {
+        self.methods.iter().flat_map(|m| m.only.iter())
     }
 
     /// The `queries` methods of a library's objects, by its module (`sklearn`).

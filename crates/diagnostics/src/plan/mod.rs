@@ -89,12 +89,9 @@ pub fn check_incremental_unless(
         u.key ^= global;
         u.fix_key ^= global;
     }
-    let skip: Vec<usize> = plan
-        .units
-        .iter()
-        .filter(|u| u.quiet || (u.gpu_import.is_none() && cache.reusable(u.key, u.fix_key).is_some()))
-        .map(|u| u.id)
-        .collect();
+    let skipped: Vec<bool> =
+        plan.units.iter().map(|u| u.quiet || (u.gpu_import.is_none() && cache.reusable(u.key, u.fix_key).is_some())).collect();
+    let skip: Vec<usize> = plan.unwalked(&skipped).map(|u| u.id).collect();
     let skip = sorted(skip);
     cache.last_reuse = (skip.len(), plan.units.len());
     let walked;
@@ -213,6 +210,9 @@ pub(crate) struct Unit<'t> {
     pub(crate) fix_key: u64,
     /// It mentions nothing a rule could start from: it has no findings.
     pub(crate) quiet: bool,
+    /// The other units it calls or that call it (indices): analysed with it,
+    /// they are walked with it.
+    pub(crate) neighbours: Vec<usize>,
     /// Its text hash, when it may import a GPU library: it is walked on
     /// every analysis, so that the module's imports (which decide whether
     /// the GPU rules apply) are all seen, as by a whole analysis.
@@ -384,6 +384,11 @@ pub(crate) struct TextScan {
     self_assignments: Vec<String>,
     /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
     calls: std::sync::Arc<[String]>,
+    /// Every name it calls, loops or not: the units values flow to and from.
+    called: Vec<String>,
+    /// It calls a method a rule reads on a value its own evidence may tell
+    /// (see `words::value_method_word`): not quiet, though it mentions nothing.
+    value_methods: bool,
     /// Attributes of `self` or `cls` it uses without calling them
     /// (`self.cost` passed as a weight): whether such a name is a method
     /// of the class is read from the class's text (see
@@ -490,6 +495,18 @@ pub(crate) struct Scans {
 
 impl<'t> Plan<'t> {
     /// Every unit with the names it calls in loops' reach (see `hot`).
+    /// The units to leave unwalked, of those `skipped` marks: all but the
+    /// neighbours of a unit that is walked (its findings read theirs).
+    pub(crate) fn unwalked<'p>(&'p self, skipped: &[bool]) -> impl Iterator<Item = &'p Unit<'t>> + 'p {
+        let mut skip = skipped.to_vec();
+        for (u, _) in self.units.iter().zip(skipped).filter(|(_, s)| !**s) {
+            for &j in &u.neighbours {
+                skip[j] = false;
+            }
+        }
+        self.units.iter().zip(skip).filter(|(_, s)| *s).map(|(u, _)| u)
+    }
+
     pub(crate) fn units_and_calls(&self) -> Vec<(Node<'t>, &[String])> {
         self.units.iter().filter(|u| !u.calls.is_empty()).map(|u| (u.node, &u.calls[..])).collect()
     }
@@ -580,6 +597,12 @@ impl<'t> Plan<'t> {
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),
+                            called: all_called_names(unit_text),
+                            value_methods: {
+                                let mut found = false;
+                                for_each_name(unit_text, |token| found |= value_method_word(token));
+                                found
+                            },
                             self_values: self_values(unit_text),
                             method_name: method_name(node, text),
                         })
@@ -657,7 +680,7 @@ impl<'t> Plan<'t> {
         }
         // What this run uses is kept for the next (as with `by_text`).
         let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();
-        let units = found
+        let mut units = found
             .into_iter()
             .zip(&scanned)
             .enumerate()
@@ -736,12 +759,59 @@ impl<'t> Plan<'t> {
                     around.hash(&mut h);
                     h.finish()
                 };
-                let quiet = mentioned.is_empty() && !scan.text.loops_or_imports && !scan.text.works_through_self;
+                let quiet = mentioned.is_empty()
+                    && !scan.text.loops_or_imports
+                    && !scan.text.works_through_self
+                    && !scan.text.value_methods;
                 let calls = scan.text.calls.clone();
                 let gpu_import = scan.text.gpu_import.then_some(text_hash);
-                Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import }
+                Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new() }
             })
             .collect::<Vec<Unit<'t>>>();
+        // Values flow one call away (see `semantic::flow`): a unit's findings
+        // read the units it calls and that call it, and the module-level
+        // code that calls it. Their keys are part of its key.
+        let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
+        let called: Vec<&[String]> = scanned.iter().map(|(_, scan)| &scan.text.called[..]).collect();
+        let near = neighbours(&names, &called);
+        // (What the code outside the units calls, and its text's hash.)
+        let (outside_calls, outside_hash) = {
+            let mut gaps = Vec::new();
+            let mut at = 0;
+            for u in &units {
+                if u.range.start > at {
+                    gaps.push(&text[at..u.range.start]);
+                }
+                at = at.max(u.range.end);
+            }
+            gaps.push(&text[at.min(text.len())..]);
+            let mut h = FxHasher::default();
+            gaps.hash(&mut h);
+            let calls: FxHashSet<String> = gaps.iter().flat_map(|g| all_called_names(g)).collect();
+            (calls, h.finish())
+        };
+        let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();
+        for ((unit, near), name) in units.iter_mut().zip(near).zip(&names) {
+            let called_outside = name.is_some_and(|n| outside_calls.contains(n));
+            if near.is_empty() && !called_outside {
+                continue;
+            }
+            let mut key = FxHasher::default();
+            let mut fix_key = FxHasher::default();
+            unit.key.hash(&mut key);
+            (unit.key, unit.fix_key).hash(&mut fix_key);
+            for &j in &near {
+                own_keys[j].0.hash(&mut key);
+                own_keys[j].0.hash(&mut fix_key);
+            }
+            if called_outside {
+                outside_hash.hash(&mut key);
+                outside_hash.hash(&mut fix_key);
+            }
+            unit.key = key.finish();
+            unit.fix_key = fix_key.finish();
+            unit.neighbours = near;
+        }
         scans.by_text = seen;
         scans.named = seen_named;
         scans.by_node = by_node;

@@ -70,6 +70,74 @@ pub(crate) fn called_names(text: &str) -> Vec<String> {
     if loops { names } else { Vec::new() }
 }
 
+/// Every name `text` calls (`name(` or `.name(`), loops or not, distinct:
+/// where values flow to and from (see `semantic::flow`).
+pub(crate) fn all_called_names(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    for_each_name(text, |token| {
+        let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
+        let next = bytes[end..].iter().find(|b| **b != b' ');
+        if next == Some(&b'(') && seen.insert(token) {
+            names.push(token.to_string());
+        }
+    });
+    names
+}
+
+/// Whether `token` is a method a rule reads on a value the code's own
+/// evidence may tell (a parameter documented as a DataFrame, passed one by
+/// a caller): a pandas method the knowledge maps, a method only one
+/// library's objects have, or a model's work method.
+pub(crate) fn value_method_word(token: &str) -> bool {
+    static WORDS: std::sync::OnceLock<FxHashSet<String>> = std::sync::OnceLock::new();
+    WORDS
+        .get_or_init(|| {
+            let knowledge = Knowledge::get();
+            let mut words: FxHashSet<String> = FxHashSet::default();
+            for api in &knowledge.apis {
+                let method = api.cpu.strip_prefix("pandas.DataFrame.").or_else(|| api.cpu.strip_prefix("pandas.Series."));
+                if let Some(method) = method {
+                    words.insert(method.to_string());
+                }
+            }
+            words.extend(knowledge.only_words().map(|w| w.split("().").next().unwrap_or(w).to_string()));
+            words.extend(rules::model_work().iter().map(str::to_string));
+            words
+        })
+        .contains(token)
+}
+
+/// For each unit (by its name and the names its text calls), the other
+/// units it calls or that call it: the functions whose text its findings
+/// read, as values flow one call away (see `semantic::flow`). By name, so a
+/// superset.
+pub(crate) fn neighbours(names: &[Option<&str>], calls: &[&[String]]) -> Vec<Vec<usize>> {
+    let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (i, name) in names.iter().enumerate() {
+        if let Some(name) = name {
+            by_name.entry(name).or_default().push(i);
+        }
+    }
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
+    for (i, called) in calls.iter().enumerate() {
+        for name in called.iter() {
+            for &j in by_name.get(name.as_str()).into_iter().flatten() {
+                if j != i {
+                    out[i].push(j);
+                    out[j].push(i);
+                }
+            }
+        }
+    }
+    for list in &mut out {
+        list.sort_unstable();
+        list.dedup();
+    }
+    out
+}
+
 /// Names `text` (a function) may call inside a loop: `name(` or `.name(`
 /// in a `for` or `while` statement (its header too), or on a line holding a
 /// comprehension. Over-approximated from the lines' indentation, with

@@ -98,6 +98,29 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
             unread = statements;
         }
     }
+    // Values flow one call away (see `semantic::flow`): a definition kept
+    // for its own sake reads what its callers pass and what its callees
+    // return, so those are parsed and walked too. A module statement that
+    // calls one is read.
+    if irrelevant.iter().any(|i| *i) {
+        let names: Vec<Option<&str>> = outline.definitions.iter().map(|d| Some(d.name.as_str())).collect();
+        let called: Vec<Vec<String>> = outline.definitions.iter().map(|d| all_called_names(&plain[d.range.clone()])).collect();
+        let called_refs: Vec<&[String]> = called.iter().map(|c| &c[..]).collect();
+        let near = neighbours(&names, &called_refs);
+        let own_sake: Vec<bool> = skipped.iter().zip(&irrelevant).map(|(s, i)| !*s && !*i).collect();
+        for (i, near) in near.iter().enumerate() {
+            if own_sake[i] {
+                for &j in near {
+                    irrelevant[j] = false;
+                }
+            }
+        }
+        let kept_names: FxHashSet<&str> =
+            outline.definitions.iter().zip(skipped.iter().zip(&irrelevant)).filter(|(_, (s, i))| !**s && !**i).map(|(d, _)| d.name.as_str()).collect();
+        unread.statements.retain(|u| {
+            !all_called_names(&plain[outline.statements[u.statement].clone()]).iter().any(|c| kept_names.contains(c.as_str()))
+        });
+    }
     // Of the functions left out, those that call in a loop one of
     // `callers_of` or a function kept for its own sake (which may turn out
     // to have findings: keeping its callers now spares parsing the file
@@ -127,7 +150,7 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
         return Some(Parse::Quiet);
     }
     let classes = keep_class_bodies(text, &outline, &mut skipped);
-    let skip = skipped_ranges(&outline, &skipped, &classes);
+    let skip = skipped_ranges(&outline, &skipped, &classes, text);
     let (skip, left_out) =
         if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread)? };
     // Without fixes, runs of comment lines the tree can do without (only
@@ -228,7 +251,7 @@ pub(crate) fn within_one(ranges: &[Range<usize>], r: &Range<usize>) -> bool {
 
 /// The skipped definitions and classes (indices in `outline.classes`) and
 /// the long strings outside them, sorted and disjoint.
-pub(crate) fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], classes: &[usize]) -> Vec<Range<usize>> {
+pub(crate) fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], classes: &[usize], text: &str) -> Vec<Range<usize>> {
     let mut skip: Vec<Range<usize>> = classes.iter().map(|c| outline.classes[*c].range.clone()).collect();
     // (A skipped class's definitions are inside it.)
     let definitions: Vec<Range<usize>> = outline
@@ -240,7 +263,13 @@ pub(crate) fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped
         .collect();
     skip.extend(definitions);
     skip.sort_by_key(|r| r.start);
-    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !within_one(&skip, r)).cloned().collect();
+    // A docstring (a string right after a `:`) may give its function's
+    // parameters their types: parsed.
+    let docstring = |r: &Range<usize>| {
+        let before = text[..r.start].trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '"' || c == '\'');
+        before.trim_end().ends_with(':')
+    };
+    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !within_one(&skip, r) && !docstring(r)).cloned().collect();
     skip.extend(strings);
     skip.sort_by_key(|r| r.start);
     skip
@@ -468,7 +497,15 @@ pub(crate) fn irrelevant_definitions<'p>(
     // Most tokens are none of these: a table by length and first byte
     // rules them out without a lookup.
     let mut notable = Signatures::default();
-    for name in rules::model_work().iter().chain(rules::ray_queries().iter()).chain(table_methods().iter().copied()).chain(live.keys().copied()).chain(imported.keys().copied()) {
+    let knowledge_only: Vec<&str> = knowledge.only_words().map(|w| w.split("().").next().unwrap_or(w)).collect();
+    for name in rules::model_work()
+        .iter()
+        .chain(rules::ray_queries().iter())
+        .chain(table_methods().iter().copied())
+        .chain(knowledge_only.iter().copied())
+        .chain(live.keys().copied())
+        .chain(imported.keys().copied())
+    {
         notable.insert(name);
     }
     let top = |target: &str| target.split('.').next().unwrap_or(target).to_string();
@@ -579,6 +616,10 @@ pub(crate) fn irrelevant_definitions<'p>(
             // index loop that writes or accumulates, which keeps a function
             // on its own below.)
             let (mut makes, mut reads_arrays, mut reads_tables) = (None, false, false);
+            // A method a rule reads on a value that evidence beyond the
+            // function's own words may tell (a parameter documented as a
+            // table, or passed one): see `semantic::flow`.
+            let mut reads_flows = false;
             // Model and index methods called (`.fit`, `.search`), read once the
             // function is seen whole.
             let mut work_names: Vec<&str> = Vec::new();
@@ -610,6 +651,8 @@ pub(crate) fn irrelevant_definitions<'p>(
                             reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
                         }
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
+                        reads_flows = reads_flows
+                            || ((table_methods().contains(token) || knowledge_only.contains(&token)) && is_method(part, token));
                         let hidden = live.contains_key(token)
                             && parameters.get_or_insert_with(|| own_parameters(code[0])).contains(&token);
                         match start_in_function(part, token, &local, if hidden { &nothing_live } else { &live }) {
@@ -671,7 +714,13 @@ pub(crate) fn irrelevant_definitions<'p>(
                     (may_chain && enough(&counted)) || (in_loop && !counted.is_empty())
                 }
             };
-            if starts || chain || reads_values || loop_writes {
+            // (A model passed in is one a caller built: only where a model
+            // library is imported can one be.)
+            let model_flows = work_names.iter().any(|w| {
+                rules::model_work().contains(w)
+                    && (sees("sklearn") || rules::index_work_methods().iter().any(|(library, methods)| methods.contains(w) && sees(library)))
+            });
+            if starts || chain || reads_values || loop_writes || reads_flows || model_flows {
                 return false;
             }
             // A model's or index's work through `self`: on an attribute built

@@ -486,7 +486,12 @@ pub(crate) fn groups_in_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool
     if takes_python_callable(cx, call) {
         return true;
     }
-    let python_use = |grouped: Node<'_>| {
+    let python_use = |grouped: Node<'t>| {
+        // A column of the groups is grouped too (`g["rank"].transform(...)`).
+        let mut grouped = grouped;
+        while let Some(p) = module.parent(grouped).filter(|p| p.kind_name() == "subscript" && p.field("value") == Some(grouped)) {
+            grouped = p;
+        }
         let Some(parent) = module.parent(grouped) else { return false };
         if matches!(parent.kind_name(), "for_statement" | "for_in_clause") && parent.field("right") == Some(grouped) {
             return true;
@@ -498,8 +503,13 @@ pub(crate) fn groups_in_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool
         if matches!(method, "groups" | "indices" | "get_group") {
             return true;
         }
-        PER_GROUP.contains(&method)
-            && module.parent(parent).filter(|c| c.kind_name() == "call").is_some_and(|c| takes_python_callable(cx, c))
+        let Some(call) = module.parent(parent).filter(|c| c.kind_name() == "call") else { return false };
+        // `apply` takes only functions: whatever it is given (a parameter
+        // holding one, say) is Python run once per group.
+        if method == "apply" {
+            return super::super::semantic::positional_arguments(call).first().is_some_and(|a| a.kind_name() != "string");
+        }
+        PER_GROUP.contains(&method) && takes_python_callable(cx, call)
     };
     if python_use(call) {
         return true;

@@ -79,6 +79,12 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
                 .node_at(f.range.clone())
                 .is_none_or(|node| !context::in_plotting_function(cx, node) && !context::in_cpu_jit(cx, node))
     });
+    // Advice that rests on a guess about a value says what the guess rests on.
+    for f in out.iter_mut().filter(|f| f.code.rule().kind == Kind::Advice) {
+        if let Some(phrase) = evidence_phrase(cx, f.range.clone()) {
+            f.message.push_str(&phrase);
+        }
+    }
     gpu::check(cx, &mut out);
     // Several GPUs attached: the RAPIDS libraries have a distributed path.
     if cx.gpu.device_count.is_some_and(|n| n > 1) {
@@ -448,4 +454,23 @@ pub(crate) fn tensor_core_phrase(cx: &Context<'_, '_>) -> String {
         None => name,
     };
     format!(" {name} has tensor cores for matrix work: {}.", parts.join("; "))
+}
+
+/// What the value a finding is about rests on, when that is a guess: the
+/// object of the method call the finding covers (`df` in `df.groupby(...)`)
+/// documented as a DataFrame, passed one by a caller, or used as one.
+fn evidence_phrase(cx: &Context<'_, '_>, range: std::ops::Range<usize>) -> Option<String> {
+    use crate::semantic::Evidence;
+    let module = cx.module;
+    let node = module.node_at(range)?;
+    let call = std::iter::once(node).chain(module.ancestors(node)).take(3).find(|n| n.kind_name() == "call")?;
+    let function = call.field("function").filter(|f| f.kind_name() == "attribute")?;
+    let object = function.field("object")?;
+    let scope = module.enclosing_function(call).map_or(crate::semantic::MODULE_SCOPE, |f| f.id());
+    let (name, evidence) = module.evidence(object, scope)?;
+    Some(match evidence {
+        Evidence::Documented(ty) => format!(" (`{name}` is documented as `{ty}`.)"),
+        Evidence::Passed { caller, argument } => format!(" (`{name}` is what `{caller}` passes it: `{argument}`.)"),
+        Evidence::UsedAs(what) => format!(" (`{name}` is used as a pandas or NetworkX object: `{what}`.)"),
+    })
 }

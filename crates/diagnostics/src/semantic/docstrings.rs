@@ -5,10 +5,22 @@
 /// the three usual styles: NumPy's (`name : int, optional`, `x, y : float`),
 /// Google's (`name (int): ...`) and Sphinx's (`:type name: int`,
 /// `:param int name:`).
-pub(crate) fn documented_types(doc: &str) -> Vec<(&str, &str)> {
+pub(crate) fn documented_types<'a>(doc: &'a str) -> Vec<(&'a str, &'a str)> {
     let mut out = Vec::new();
     let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
-    for line in doc.lines().map(str::trim) {
+    // (The docstring's quotes, which its first and last lines hold, are not its text.)
+    let unquote = |line: &'a str| -> &'a str {
+        let line = line.trim();
+        // A string prefix (`r"""`) is at most two letters before the quotes.
+        let after_prefix = line.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
+        let line = if after_prefix.starts_with(['"', '\'']) && after_prefix.len() + 2 >= line.len() {
+            after_prefix.trim_start_matches(['"', '\''])
+        } else {
+            line
+        };
+        line.trim_end_matches(['"', '\'']).trim()
+    };
+    for line in doc.lines().map(unquote) {
         if let Some(rest) = line.strip_prefix(":type ") {
             if let Some((name, ty)) = rest.split_once(':') {
                 if is_name(name.trim()) {
@@ -147,4 +159,34 @@ pub(crate) fn number_type(ty: &str) -> bool {
         }
     }
     numeric
+}
+
+/// The kind of data a documented type names, in the order it names them
+/// (`DataFrame or ndarray` is a table): a pandas table or series, an array
+/// (`ndarray`, `array-like`, `numpy array`), or a NetworkX graph. A container
+/// of them (`list of DataFrame`) is none of these.
+pub(crate) fn type_text_value(ty: &str) -> super::Value {
+    use super::Value;
+    let lower = ty.to_ascii_lowercase().replace(['`', '~', ':', '"', '\''], " ");
+    let containers = ["sequence of", "list of", "tuple of", "iterable of", "collection of", "dict of", "mapping of", "iterator of"];
+    if containers.iter().any(|c| lower.contains(c)) {
+        return Value::Unknown;
+    }
+    for word in lower.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+        let word = word.trim_matches(|c: char| c == '.' || c == '-');
+        let last = word.rsplit('.').next().unwrap_or(word);
+        let qualified = word.contains('.');
+        let library = word.split('.').next().unwrap_or("");
+        match last {
+            "dataframe" | "series" if !qualified || matches!(library, "pd" | "pandas") => return Value::Frame(None),
+            "ndarray" | "array-like" | "array_like" | "arraylike" | "array" if !qualified || matches!(library, "np" | "numpy") => {
+                return Value::Array(None);
+            }
+            "graph" | "digraph" | "multigraph" | "multidigraph" if !qualified || matches!(library, "nx" | "networkx") => {
+                return Value::Graph(None);
+            }
+            _ => {}
+        }
+    }
+    Value::Unknown
 }

@@ -15,11 +15,13 @@ use gpulens_syntax::{Node, Tree};
 mod arguments;
 mod collect;
 mod docstrings;
+mod flow;
 mod values;
 
 pub(crate) use arguments::*;
 pub(crate) use collect::*;
 pub(crate) use docstrings::*;
+pub use flow::Evidence;
 pub(crate) use values::*;
 
 /// How deep value evaluation may recurse through expressions and bindings.
@@ -189,6 +191,11 @@ pub struct Module<'t> {
     /// first use (they read a function once per call in it). Byte ranges,
     /// not nodes: a cell holding nodes would pin the tree's lifetime.
     function_facts: std::cell::RefCell<HashMap<usize, std::rc::Rc<FunctionFacts>>>,
+    /// The functions of the walked tree, by scope and by name (see [`flow`]).
+    functions: std::cell::OnceCell<flow::Functions>,
+    /// Whether the evaluation under way reads a caller's argument or a
+    /// callee's return (see [`flow`]): values flow one call away, no further.
+    in_flow: std::cell::Cell<bool>,
     /// Whether the text names a GPU library, worked out on first use.
     gpu_library: std::cell::OnceCell<bool>,
     /// (node id, question) → a yes/no answer about it worked out once.
@@ -207,10 +214,12 @@ pub struct Module<'t> {
     /// (Expression node id, scope) → its value and the depth its
     /// evaluation reached below it, for evaluations that the depth limit
     /// cut nowhere (see [`Module::eval`]).
-    evaluated: std::cell::RefCell<HashMap<(usize, usize), (Value, u32)>>,
+    /// (Keyed also by whether it was read inside a flow: there, callers
+    /// and callees tell nothing.)
+    evaluated: std::cell::RefCell<HashMap<EvalKey, (Value, u32)>>,
     /// (Expression node id, scope, depth) → its value, for evaluations the
     /// limit cut somewhere.
-    evaluated_cut: std::cell::RefCell<HashMap<(usize, usize, u32), Value>>,
+    evaluated_cut: std::cell::RefCell<HashMap<(usize, usize, u32, bool), Value>>,
     /// The deepest depth the evaluation under way has reached; past
     /// [`MAX_EVAL_DEPTH`] when the limit cut it.
     reached: std::cell::Cell<u32>,
@@ -234,6 +243,9 @@ pub struct Module<'t> {
     ends: Vec<u32>,
 }
 
+/// (Expression node id, scope, inside a flow): what a value is remembered by.
+type EvalKey = (usize, usize, bool);
+
 /// Marks, in [`Module::ends`], a node whose descendants the walk skipped.
 const NOT_WALKED: u32 = 1 << 31;
 
@@ -249,6 +261,24 @@ pub struct Preorder<'m, 't> {
     /// The descendants of a node the module's walk did not enter, walked by
     /// tree-sitter's cursor.
     below: Option<gpulens_syntax::Preorder<'t>>,
+    /// Whether `next` gave its last node from `below`.
+    from_below: bool,
+}
+
+impl Preorder<'_, '_> {
+    /// Leaves out the descendants of the node `next` gave last.
+    pub fn skip_children(&mut self) {
+        if self.from_below {
+            if let Some(below) = &mut self.below {
+                below.skip_children();
+            }
+            return;
+        }
+        if let Some(last) = self.at.checked_sub(1).filter(|_| !self.order.is_empty()) {
+            self.at = self.at.max(self.ends[last] as usize & !(NOT_WALKED as usize));
+            self.below = None;
+        }
+    }
 }
 
 impl<'t> Iterator for Preorder<'_, 't> {
@@ -257,10 +287,12 @@ impl<'t> Iterator for Preorder<'_, 't> {
     fn next(&mut self) -> Option<Node<'t>> {
         if let Some(below) = &mut self.below {
             if let Some(node) = below.next() {
+                self.from_below = true;
                 return Some(node);
             }
             self.below = None;
         }
+        self.from_below = false;
         let node = *self.order[..self.end].get(self.at)?;
         if self.ends[self.at] & NOT_WALKED != 0 {
             let mut below = gpulens_syntax::preorder(node);
@@ -319,6 +351,8 @@ impl<'t> Module<'t> {
             function_facts: std::cell::RefCell::new(HashMap::default()),
             answers: std::cell::RefCell::new(HashMap::default()),
             gpu_library: std::cell::OnceCell::new(),
+            functions: std::cell::OnceCell::new(),
+            in_flow: std::cell::Cell::new(false),
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
@@ -455,11 +489,11 @@ impl<'t> Module<'t> {
         let mut at = self.order.partition_point(|n| n.start_byte() < start);
         while let Some(n) = self.order.get(at).filter(|n| n.start_byte() == start) {
             if n.id() == node.id() {
-                return Preorder { order: &self.order, ends: &self.ends, at, end: self.ends[at] as usize & !(NOT_WALKED as usize), below: None };
+                return Preorder { order: &self.order, ends: &self.ends, at, end: self.ends[at] as usize & !(NOT_WALKED as usize), below: None, from_below: false };
             }
             at += 1;
         }
-        Preorder { order: &[], ends: &[], at: 0, end: 0, below: Some(gpulens_syntax::preorder(node)) }
+        Preorder { order: &[], ends: &[], at: 0, end: 0, below: Some(gpulens_syntax::preorder(node)), from_below: false }
     }
 
     /// The innermost function definition holding `node`, if any (see

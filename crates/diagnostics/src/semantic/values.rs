@@ -221,14 +221,14 @@ impl<'t> Module<'t> {
         // evaluation: one the limit cut nowhere, `height` deep below it,
         // holds at any depth that leaves that much room. Others are
         // remembered by depth.
-        let key = (expr.id(), scope);
+        let key = (expr.id(), scope, self.in_flow.get());
         if let Some(&(known, height)) = self.evaluated.borrow().get(&key) {
             if depth + height <= MAX_EVAL_DEPTH {
                 self.reach(depth + height);
                 return known;
             }
         }
-        if let Some(&known) = self.evaluated_cut.borrow().get(&(expr.id(), scope, depth)) {
+        if let Some(&known) = self.evaluated_cut.borrow().get(&(expr.id(), scope, depth, key.2)) {
             self.reach(MAX_EVAL_DEPTH + 1);
             return known;
         }
@@ -238,7 +238,7 @@ impl<'t> Module<'t> {
         if reached <= MAX_EVAL_DEPTH {
             self.evaluated.borrow_mut().insert(key, (value, reached - depth));
         } else {
-            self.evaluated_cut.borrow_mut().insert((expr.id(), scope, depth), value);
+            self.evaluated_cut.borrow_mut().insert((expr.id(), scope, depth, key.2), value);
         }
         self.reached.set(outer.max(reached));
         value
@@ -272,7 +272,15 @@ impl<'t> Module<'t> {
                 }
                 match self.lookup(scope, name, expr.start_byte()) {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
-                    Some(Binding::Annotated(ty)) => self.annotation_value(ty),
+                    // An annotation that names no data (`Any`, a protocol) leaves
+                    // the other evidence a parameter has.
+                    Some(Binding::Annotated(ty)) => match self.annotation_value(ty) {
+                        // (`Any` says nothing; a type the rules don't know says it is that type.)
+                        Value::Unknown if scope != super::MODULE_SCOPE && matches!(self.text_of(ty).trim(), "Any" | "typing.Any" | "object") => {
+                            self.parameter_value(scope, name, depth).0
+                        }
+                        v => v,
+                    },
                     Some(Binding::LoopIndex | Binding::Number(None)) => Value::Scalar,
                     Some(Binding::Number(Some(n))) => Value::Int(n),
                     // One element of a few numbers (`lat, lon = point` for a
@@ -285,7 +293,8 @@ impl<'t> Module<'t> {
                         Value::Array(Some(n)) if n <= 16 => Value::Scalar,
                         _ => Value::Unknown,
                     },
-                    Some(Binding::Parameter | Binding::Grown) | None => Value::Unknown,
+                    Some(Binding::Parameter) => self.parameter_value(scope, name, depth).0,
+                    Some(Binding::Grown) | None => Value::Unknown,
                 }
             }
             "binary_operator" => {
@@ -520,14 +529,52 @@ impl<'t> Module<'t> {
                 return Value::Array(Some(items.len() as u64));
             }
         }
-        match expr.and_then(|e| self.qualified_name(e)).as_deref() {
-            Some("numpy.ndarray" | "numpy.typing.NDArray" | "numpy.typing.ArrayLike") => Value::Array(None),
-            Some("pandas.DataFrame" | "pandas.Series") => Value::Frame(None),
-            Some("networkx.Graph" | "networkx.DiGraph" | "networkx.MultiGraph" | "networkx.MultiDiGraph") => {
-                Value::Graph(None)
-            }
-            _ => Value::Unknown,
+        let Some(expr) = expr else { return Value::Unknown };
+        self.type_expression_value(self.text_of(expr), expr.start_byte(), 0)
+    }
+
+    /// What a type written in the code holds: `pd.DataFrame`,
+    /// `pd.DataFrame | None`, `Optional[pd.DataFrame]`, `Union[str, pd.DataFrame]`,
+    /// `"pd.DataFrame"`, `npt.NDArray[np.float64]`, `nx.Graph`, or a name the
+    /// module binds to one of these (`Frame = pd.DataFrame`). Of several
+    /// alternatives, the first that is data (`str | pd.DataFrame`: a path or
+    /// a table, and the table is the work).
+    pub(super) fn type_expression_value(&self, text: &str, at: usize, depth: u32) -> Value {
+        if depth > 3 {
+            return Value::Unknown;
         }
+        let text = text.trim().trim_matches(|c| c == '"' || c == '\'');
+        for alternative in type_alternatives(text) {
+            let head = alternative.split('[').next().unwrap_or("").trim().trim_matches(|c| c == '"' || c == '\'');
+            if head.is_empty() || !head.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let (first, rest) = head.split_once('.').map_or((head, ""), |(f, r)| (f, r));
+            let qualified = match self.import_at(first, at) {
+                Some(target) if rest.is_empty() => target.to_string(),
+                Some(target) => format!("{target}.{rest}"),
+                None => {
+                    // A module-level alias of a type (`Frame = pd.DataFrame`).
+                    if rest.is_empty() {
+                        if let Some(super::Binding::Assigned(rhs)) = self.lookup(super::MODULE_SCOPE, first, usize::MAX) {
+                            let value = self.type_expression_value(self.text_of(rhs), rhs.start_byte(), depth + 1);
+                            if value != Value::Unknown {
+                                return value;
+                            }
+                        }
+                    }
+                    continue;
+                }
+            };
+            let value = match qualified.as_str() {
+                "numpy.ndarray" | "numpy.typing.NDArray" | "numpy.typing.ArrayLike" => Value::Array(None),
+                "pandas.DataFrame" | "pandas.Series" | "pandas.core.frame.DataFrame" | "pandas.core.series.Series" => Value::Frame(None),
+                "networkx.Graph" | "networkx.DiGraph" | "networkx.MultiGraph" | "networkx.MultiDiGraph" => Value::Graph(None),
+                _ => continue,
+            };
+            return value;
+        }
+        Value::Unknown
     }
 
     pub(super) fn eval_call(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
@@ -576,6 +623,11 @@ impl<'t> Module<'t> {
                 Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
                 _ => Value::Unknown,
             };
+        }
+        // The module's own function: what it returns.
+        let returned = self.returned_value(call, depth);
+        if returned != Value::Unknown {
+            return returned;
         }
         if function.kind_name() == "attribute" {
             let Some(object) = function.field("object") else { return Value::Unknown };
@@ -837,4 +889,43 @@ pub(super) fn bracket_depth(s: &str) -> i64 {
         b')' | b']' | b'}' => d - 1,
         _ => d,
     })
+}
+
+/// The alternatives of a type: `A | B`, `Optional[A]`, `Union[A, B]` (by any
+/// spelling of `typing`), split at the top level; any other type is its own.
+pub(super) fn type_alternatives(text: &str) -> Vec<&str> {
+    let text = text.trim();
+    for wrapper in ["Optional[", "Union[", "typing.Optional[", "typing.Union[", "t.Optional[", "t.Union[", "Annotated[", "typing.Annotated["] {
+        if let Some(inner) = text.strip_prefix(wrapper).and_then(|t| t.strip_suffix(']')) {
+            let parts = split_top(inner, ',');
+            // `Annotated[T, ...]` is T.
+            let parts = if wrapper.contains("Annotated") { parts.into_iter().take(1).collect() } else { parts };
+            return parts.into_iter().flat_map(type_alternatives).collect();
+        }
+    }
+    let parts = split_top(text, '|');
+    if parts.len() > 1 {
+        return parts.into_iter().flat_map(type_alternatives).collect();
+    }
+    vec![text]
+}
+
+/// `text` split at `sep` outside brackets.
+fn split_top(text: &str, sep: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                parts.push(text[start..i].trim());
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    parts.push(text[start..].trim());
+    parts
 }

@@ -1,0 +1,409 @@
+//! What flows between a module's own functions: a parameter holds what the
+//! function's callers pass it, a call of the module's own function holds
+//! what that function returns, and a parameter nothing else tells about is
+//! what the code does with it (`df.groupby(...)` is a pandas table's).
+//!
+//! A careful reader does the same: `summarize(df)` called as
+//! `summarize(pd.read_csv(path))` works on a DataFrame. The evidence is
+//! weaker than an annotation or a docstring, which come first; calls from
+//! tests do not count (their data is small by design).
+//!
+//! Values flow one call away: a caller's argument is read with the caller's
+//! own evidence, a callee's return with the callee's, not with their
+//! callers' or callees' in turn. So a function's findings depend on its own
+//! text and on the functions it calls or that call it, and no further: the
+//! edit plan re-analyses those together, and the pre-scan parses them
+//! (see `plan::words::neighbours`).
+
+use gpulens_syntax::{Node, NodeExt};
+
+use super::{Module, Value};
+
+/// Why a parameter holds what it holds, when no annotation says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    /// The docstring gives its type (`traj : DataFrame`).
+    Documented(String),
+    /// A caller in this module passes it (`load` passes `pd.read_csv(...)`).
+    Passed { caller: String, argument: String },
+    /// The code calls on it what only one library's objects have (`.groupby`).
+    UsedAs(String),
+}
+
+/// The functions of the walked tree, found once, as indices into the
+/// module's walk order (a cell holding nodes would make the module
+/// invariant in the tree's lifetime).
+#[derive(Default)]
+pub(crate) struct Functions {
+    /// Function node id (a scope) → its node.
+    by_scope: rustc_hash::FxHashMap<usize, u32>,
+    /// Name → the functions of that name, in source order.
+    by_name: rustc_hash::FxHashMap<String, Vec<u32>>,
+    /// Name → the calls (indices in the module's `calls`) of a function by
+    /// that name, or of `self.name`/`cls.name`: where a function's callers are.
+    calls_by_name: rustc_hash::FxHashMap<String, Vec<u32>>,
+}
+
+/// Of two values from different sources (two callers, two `return`s), what
+/// both allow: the same kind of value, with a size only when both know one.
+fn join(a: Option<Value>, b: Value) -> Option<Value> {
+    use Value::*;
+    let Some(a) = a else { return Some(b) };
+    let same_kind = std::mem::discriminant(&a) == std::mem::discriminant(&b);
+    Some(match (a, b) {
+        (Unknown, _) | (_, Unknown) => Unknown,
+        (Int(x), Int(y)) if x == y => Int(x),
+        (Int(_) | Scalar, Int(_) | Scalar) => Scalar,
+        (Array(x), Array(y)) => Array(x.zip(y).map(|(x, y)| x.max(y))),
+        (Frame(x), Frame(y)) => Frame(x.zip(y).map(|(x, y)| x.max(y))),
+        (Graph(x), Graph(y)) => Graph(x.zip(y).map(|(x, y)| x.max(y))),
+        (Grouped(x), Grouped(y)) => Grouped(x.zip(y).map(|(x, y)| x.max(y))),
+        (Device(x), Device(y)) => Device(x.zip(y).map(|(x, y)| x.max(y))),
+        (Model(x), Model(y)) if x == y => Model(x),
+        (GpuFrame, GpuFrame) => GpuFrame,
+        _ if same_kind => Unknown,
+        _ => Unknown,
+    })
+}
+
+impl<'t> Module<'t> {
+    fn functions(&self) -> &Functions {
+        self.functions.get_or_init(|| {
+            let mut found = Functions::default();
+            let kind = gpulens_syntax::grammar().function_definition;
+            for (i, n) in self.order.iter().enumerate().filter(|(_, n)| n.kind_id() == kind) {
+                found.by_scope.insert(n.id(), i as u32);
+                if let Some(name) = n.field("name") {
+                    found.by_name.entry(self.text_of(name).to_string()).or_default().push(i as u32);
+                }
+            }
+            for (i, site) in self.calls.iter().enumerate() {
+                let Some(callee) = site.node.field("function") else { continue };
+                let name = match callee.kind_name() {
+                    "identifier" => Some(callee),
+                    "attribute" if callee.field("object").is_some_and(|o| matches!(self.text_of(o), "self" | "cls")) => {
+                        callee.field("attribute")
+                    }
+                    _ => None,
+                };
+                if let Some(name) = name.map(|n| self.text_of(n)).filter(|n| found.by_name.contains_key(*n)) {
+                    found.calls_by_name.entry(name.to_string()).or_default().push(i as u32);
+                }
+            }
+            found
+        })
+    }
+
+    /// The function whose node id is `scope`, if the walk entered it.
+    fn function_of_scope(&self, scope: usize) -> Option<Node<'t>> {
+        self.functions().by_scope.get(&scope).map(|&i| self.order[i as usize])
+    }
+
+    /// The functions named `name`, in source order.
+    fn functions_named(&self, name: &str) -> impl Iterator<Item = Node<'t>> + '_ {
+        self.functions().by_name.get(name).into_iter().flatten().map(|&i| self.order[i as usize])
+    }
+
+    /// `node` as a node of this module's tree (the same node, with its lifetime).
+    fn own_node(&self, node: Node<'_>) -> Option<Node<'t>> {
+        let mut n = self.root.descendant_for_byte_range(node.start_byte(), node.end_byte())?;
+        loop {
+            if n.id() == node.id() {
+                return Some(n);
+            }
+            n = self.parent(n).filter(|p| p.byte_range() == node.byte_range())?;
+        }
+    }
+
+    /// Whether `function` is a method (its first parameter the instance or
+    /// class), and the class it is defined in.
+    fn method_class(&self, function: Node<'t>) -> Option<(Node<'t>, bool)> {
+        let mut outer = self.parent(function)?;
+        let decorated = outer.kind_name() == "decorated_definition";
+        if decorated {
+            outer = self.parent(outer)?;
+        }
+        let class = self.parent(outer).filter(|c| outer.kind_name() == "block" && c.kind_name() == "class_definition")?;
+        let static_method = decorated
+            && self.parent(function).is_some_and(|d| {
+                self.decorators(d).iter().any(|(node, _)| self.text_of(*node).trim_start_matches('@').trim() == "staticmethod")
+            });
+        Some((class, !static_method))
+    }
+
+    /// The parameter `name` of `function`: its position among the positional
+    /// parameters a caller fills (the instance not counted), if it has one.
+    fn parameter_position(&self, function: Node<'t>, name: &str) -> Option<Option<usize>> {
+        let params = function.field("parameters")?;
+        let skip_first = self.method_class(function).is_some_and(|(_, bound)| bound);
+        let mut position = 0usize;
+        let mut positional = true;
+        let mut first = true;
+        for param in params.named_children(&mut params.walk()) {
+            let kind = param.kind_name();
+            if matches!(kind, "list_splat_pattern" | "keyword_separator" | "dictionary_splat_pattern") {
+                positional = false;
+                continue;
+            }
+            if kind == "positional_separator" || kind == "comment" {
+                continue;
+            }
+            let Some(param_name) = super::parameter_name(param) else { continue };
+            if std::mem::take(&mut first) && skip_first {
+                continue;
+            }
+            if self.text_of(param_name) == name {
+                return Some(positional.then_some(position));
+            }
+            position += 1;
+        }
+        None
+    }
+
+    /// The calls of `function` in the walked tree: by its name from where it
+    /// is visible (the module, or the function it is nested in), or as
+    /// `self.name(...)`/`cls.name(...)` in its class. Not from tests, and
+    /// not from itself.
+    fn calls_of(&self, function: Node<'t>) -> Vec<&super::CallSite<'t>> {
+        let Some(name) = function.field("name").map(|n| self.text_of(n)) else { return Vec::new() };
+        let method = self.method_class(function);
+        let visible = match method {
+            Some((class, _)) => class.byte_range(),
+            None => self.enclosing_function(function).map_or(0..self.text.len(), |f| f.byte_range()),
+        };
+        let own = function.byte_range();
+        let sites = self.functions().calls_by_name.get(name).map_or(&[][..], |v| &v[..]);
+        sites
+            .iter()
+            .map(|&i| &self.calls[i as usize])
+            .filter(|site| {
+                let at = site.node.start_byte();
+                visible.contains(&at) && !own.contains(&at) && !self.tests.iter().any(|t| t.contains(&at))
+            })
+            .filter(|site| {
+                let Some(callee) = site.node.field("function") else { return false };
+                match (callee.kind_name(), method) {
+                    ("identifier", None) => self.text_of(callee) == name,
+                    ("attribute", Some(_)) => {
+                        callee.field("attribute").is_some_and(|a| self.text_of(a) == name)
+                            && callee.field("object").is_some_and(|o| matches!(self.text_of(o), "self" | "cls"))
+                    }
+                    _ => false,
+                }
+            })
+            .collect()
+    }
+
+    /// What the callers of the function `scope` pass as its parameter `name`,
+    /// and (for the evidence) the first caller that tells.
+    pub(super) fn passed_value(&self, scope: usize, name: &str, depth: u32) -> (Value, Option<Evidence>) {
+        // One call away only: what a caller passes is read with the caller's
+        // own evidence, not with its callers' (so an edit re-analyses a
+        // function and the functions it calls or is called by, no further).
+        if self.in_flow.get() {
+            return (Value::Unknown, None);
+        }
+        let Some(function) = self.function_of_scope(scope) else { return (Value::Unknown, None) };
+        self.in_flow.set(true);
+        let result = (|| {
+            let position = self.parameter_position(function, name)?;
+            let mut joined = None;
+            let mut evidence = None;
+            for site in self.calls_of(function) {
+                let argument = match position {
+                    Some(i) => self.argument(site.node, name, i),
+                    None => self.keyword(site.node, name),
+                };
+                // Not passed: the default (or whatever the caller's `*args` hold).
+                let value = argument.map_or(Value::Unknown, |a| self.eval(a, site.scope, depth + 1));
+                if evidence.is_none() && value != Value::Unknown {
+                    let caller = self.enclosing_function(site.node).and_then(|f| f.field("name")).map_or("the module", |n| self.text_of(n));
+                    let argument = argument.map_or("", |a| self.text_of(a));
+                    evidence = Some(Evidence::Passed { caller: caller.to_string(), argument: argument.to_string() });
+                }
+                joined = join(joined, value);
+            }
+            Some((joined?, evidence))
+        })();
+        self.in_flow.set(false);
+        match result {
+            Some((value, evidence)) if value != Value::Unknown => (value, evidence),
+            _ => (Value::Unknown, None),
+        }
+    }
+
+    /// The module's own function that `call` calls, if it calls one: by a
+    /// name visible where it is called, or `self.method(...)` of its class.
+    pub(crate) fn own_callee(&self, call: Node<'_>) -> Option<Node<'t>> {
+        let callee = call.field("function")?;
+        // (Cheap questions first: most calls are of other modules' functions.)
+        let named = match callee.kind_name() {
+            "identifier" => self.text_of(callee),
+            "attribute" if callee.field("object").is_some_and(|o| matches!(self.text_of(o), "self" | "cls")) => {
+                self.text_of(callee.field("attribute")?)
+            }
+            _ => return None,
+        };
+        if !self.functions().by_name.contains_key(named) {
+            return None;
+        }
+        let call = self.own_node(call)?;
+        match callee.kind_name() {
+            "identifier" => {
+                let name = named;
+                // The innermost definition visible from the call: nested in a
+                // function around it, or at module level (not a method).
+                let around: Vec<usize> = self.ancestors(call).map(|a| a.id()).collect();
+                self.functions_named(name).filter(|f| self.method_class(*f).is_none()).find(|f| {
+                    match self.enclosing_function(*f) {
+                        Some(outer) => around.contains(&outer.id()),
+                        None => true,
+                    }
+                })
+            }
+            "attribute" => {
+                let class = self.ancestors(call).find(|a| a.kind_name() == "class_definition")?;
+                self.functions_named(named).find(|f| self.method_class(*f).is_some_and(|(c, _)| c.id() == class.id()))
+            }
+            _ => None,
+        }
+    }
+
+    /// What the module's own function called by `call` returns: the values
+    /// of its `return` statements, joined.
+    pub(super) fn returned_value(&self, call: Node<'_>, depth: u32) -> Value {
+        if self.in_flow.get() {
+            return Value::Unknown;
+        }
+        let Some(function) = self.own_callee(call) else { return Value::Unknown };
+        let Some(body) = function.field("body") else { return Value::Unknown };
+        self.in_flow.set(true);
+        let mut joined = None;
+        let mut walk = self.preorder(body);
+        while let Some(n) = walk.next() {
+            match n.kind_name() {
+                // Their returns are their own.
+                "function_definition" | "lambda" | "class_definition" => walk.skip_children(),
+                "return_statement" => {
+                    let value = n.named_child(0).map_or(Value::Unknown, |e| self.eval(e, function.id(), depth + 1));
+                    joined = join(joined, value);
+                }
+                "yield" => joined = Some(Value::Unknown),
+                _ => {}
+            }
+        }
+        self.in_flow.set(false);
+        joined.unwrap_or(Value::Unknown)
+    }
+
+    /// What the function `scope` does with its parameter `name` that only one
+    /// library's objects allow: a method or attribute of the knowledge's
+    /// `only` lists (`df.groupby(...)`, `G.subgraph(...)`), or an
+    /// `isinstance(name, pd.DataFrame)` test.
+    pub(super) fn used_as(&self, scope: usize, name: &str) -> (Value, Option<Evidence>) {
+        let Some(function) = self.function_of_scope(scope) else { return (Value::Unknown, None) };
+        let Some(body) = function.field("body") else { return (Value::Unknown, None) };
+        let knowledge = self.knowledge;
+        let mut walk = self.preorder(body);
+        while let Some(n) = walk.next() {
+            match n.kind_name() {
+                "function_definition" | "lambda" | "class_definition" => walk.skip_children(),
+                "attribute" => {
+                    let (Some(object), Some(attribute)) = (n.field("object"), n.field("attribute")) else { continue };
+                    if object.kind_name() != "identifier" || self.text_of(object) != name {
+                        continue;
+                    }
+                    let mut attribute = self.text_of(attribute).to_string();
+                    // A chain: `x.groupby(...).agg(...)` is `groupby().agg`.
+                    let then = self
+                        .parent(n)
+                        .filter(|c| c.kind_name() == "call" && c.field("function") == Some(n))
+                        .and_then(|c| self.parent(c).filter(|a| a.kind_name() == "attribute" && a.field("object") == Some(c)))
+                        .and_then(|a| a.field("attribute"))
+                        .map(|m| self.text_of(m));
+                    if let Some(then) = then {
+                        let chain = format!("{attribute}().{then}");
+                        if knowledge.only_on(&chain).is_some() {
+                            attribute = chain;
+                        }
+                    }
+                    let attribute = attribute.as_str();
+                    if let Some(module) = knowledge.only_on(attribute) {
+                        let value = match module {
+                            "pandas" => Value::Frame(None),
+                            "networkx" => Value::Graph(None),
+                            _ => continue,
+                        };
+                        return (value, Some(Evidence::UsedAs(format!(".{attribute}"))));
+                    }
+                }
+                "call" => {
+                    let Some(callee) = n.field("function") else { continue };
+                    if self.text_of(callee) != "isinstance" {
+                        continue;
+                    }
+                    let args = super::positional_arguments(n);
+                    let [object, class] = args.as_slice() else { continue };
+                    if object.kind_name() != "identifier" || self.text_of(*object) != name {
+                        continue;
+                    }
+                    let value = self.annotation_value(*class);
+                    if matches!(value, Value::Frame(_) | Value::Graph(_) | Value::Array(_)) {
+                        return (value, Some(Evidence::UsedAs(format!("isinstance(..., {})", self.text_of(*class)))));
+                    }
+                }
+                _ => {}
+            }
+        }
+        (Value::Unknown, None)
+    }
+
+    /// What a parameter with no annotation to go by holds: its docstring's
+    /// type, what its callers pass, or what the code does with it, in that
+    /// order, and why.
+    pub(super) fn parameter_value(&self, scope: usize, name: &str, depth: u32) -> (Value, Option<Evidence>) {
+        // A documented type is stronger than what callers pass or how the
+        // code uses it: `df : GeoDataFrame` is not a table for cuDF, even
+        // where the code calls `df.iloc`.
+        if let Some(ty) = self.documented.get(&(scope, name)) {
+            let value = super::type_text_value(ty);
+            let evidence = (value != Value::Unknown).then(|| Evidence::Documented(ty.split_whitespace().collect::<Vec<_>>().join(" ")));
+            return (value, evidence);
+        }
+        let passed = self.passed_value(scope, name, depth);
+        if passed.0 != Value::Unknown {
+            return passed;
+        }
+        self.used_as(scope, name)
+    }
+
+    /// Why `expr` (a name) holds what it holds, when that rests on a guess:
+    /// a docstring, a caller, or what the code does with it. Followed through
+    /// plain re-bindings (`out = df.groupby(...)`).
+    pub fn evidence(&self, expr: Node<'t>, scope: usize) -> Option<(String, Evidence)> {
+        let mut expr = expr;
+        for _ in 0..8 {
+            // The object a chain starts from: `df` in `df.groupby("k").sum()`.
+            while matches!(expr.kind_name(), "call" | "attribute" | "subscript") {
+                expr = match expr.kind_name() {
+                    "call" => expr.field("function")?,
+                    "attribute" => expr.field("object")?,
+                    _ => expr.field("value")?,
+                };
+            }
+            if expr.kind_name() != "identifier" {
+                return None;
+            }
+            let name = self.text_of(expr);
+            match self.lookup(scope, name, expr.start_byte())? {
+                super::Binding::Assigned(rhs) => expr = rhs,
+                super::Binding::Parameter => {
+                    let (_, evidence) = self.parameter_value(scope, name, 0);
+                    return evidence.map(|e| (name.to_string(), e));
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+}
