@@ -113,9 +113,10 @@ pub fn check_incremental_unless(
     // rest can still raise one there (a kernel known from outside it), but
     // without the function's own `# gpulens: ignore` comments, which were
     // not walked.
-    if !skip.is_empty() {
-        let skipped: Vec<&Range<usize>> =
-            plan.units.iter().filter(|u| skip.binary_search(&u.id).is_ok()).map(|u| &u.range).collect();
+    // (A unit walked only because a neighbour reads it keeps its cached
+    // findings too: its walk saw its neighbours only as far as they were walked.)
+    if skipped.iter().any(|s| *s) {
+        let skipped: Vec<&Range<usize>> = plan.units.iter().zip(&skipped).filter(|(_, s)| **s).map(|(u, _)| &u.range).collect();
         // In source order: the one that may hold a finding is the last starting at or before it.
         findings.retain(|f| {
             let i = skipped.partition_point(|r| r.start <= f.range.start);
@@ -129,7 +130,7 @@ pub fn check_incremental_unless(
         if unit.quiet {
             continue;
         }
-        let known = cache.reusable(unit.key, unit.fix_key).filter(|_| skip.binary_search(&unit.id).is_ok());
+        let known = cache.reusable(unit.key, unit.fix_key).filter(|_| unit.gpu_import.is_none());
         if let Some(known) = known {
             reused.extend(known.iter().map(|f| shifted(f, start as isize)));
             fresh.insert(unit.key, (unit.fix_key, known.clone()));
@@ -213,6 +214,9 @@ pub(crate) struct Unit<'t> {
     /// The other units it calls or that call it (indices): analysed with it,
     /// they are walked with it.
     pub(crate) neighbours: Vec<usize>,
+    /// The code outside the units calls it, or it calls a function defined
+    /// there: it is walked whenever that code is analysed (always).
+    pub(crate) outside_neighbour: bool,
     /// Its text hash, when it may import a GPU library: it is walked on
     /// every analysis, so that the module's imports (which decide whether
     /// the GPU rules apply) are all seen, as by a whole analysis.
@@ -498,7 +502,7 @@ impl<'t> Plan<'t> {
     /// The units to leave unwalked, of those `skipped` marks: all but the
     /// neighbours of a unit that is walked (its findings read theirs).
     pub(crate) fn unwalked<'p>(&'p self, skipped: &[bool]) -> impl Iterator<Item = &'p Unit<'t>> + 'p {
-        let mut skip = skipped.to_vec();
+        let mut skip: Vec<bool> = skipped.iter().zip(&self.units).map(|(s, u)| *s && !u.outside_neighbour).collect();
         for (u, _) in self.units.iter().zip(skipped).filter(|(_, s)| !**s) {
             for &j in &u.neighbours {
                 skip[j] = false;
@@ -641,10 +645,27 @@ impl<'t> Plan<'t> {
         let mut classes: FxHashMap<Option<usize>, u64> = FxHashMap::default();
         if scanned.iter().any(|(_, scan)| scan.text.works_through_self) {
             let mut assignments: FxHashMap<usize, (bool, Vec<&str>)> = FxHashMap::default();
-            for ((_, _, _, around), (_, scan)) in found.iter().zip(&scanned) {
+            for ((_, range, _, around), (_, scan)) in found.iter().zip(&scanned) {
                 if let Some(class) = around.last() {
-                    let entry = assignments.entry(class.id()).or_insert_with(|| (class.has_error(), Vec::new()));
+                    let entry = assignments.entry(class.id()).or_insert_with(|| {
+                        // The class's docstring: it may document what a
+                        // parameter assigned to `self` holds (see
+                        // `semantic::flow::documented_model`).
+                        let doc = class
+                            .field("body")
+                            .and_then(|b| b.named_child(0))
+                            .filter(|s| s.kind_name() == "expression_statement")
+                            .and_then(|s| s.named_child(0))
+                            .filter(|s| s.kind_name() == "string")
+                            .map_or("", |s| &text[s.byte_range()]);
+                        (class.has_error(), vec![doc])
+                    });
                     entry.1.extend(scan.text.self_assignments.iter().map(String::as_str));
+                    // A method assigning to `self` from its parameters: their
+                    // defaults and its docstring say what they hold.
+                    if !scan.text.self_assignments.is_empty() {
+                        entry.1.push(&text[range.clone()]);
+                    }
                 }
             }
             for (class, (has_error, lines)) in assignments {
@@ -765,7 +786,7 @@ impl<'t> Plan<'t> {
                     && !scan.text.value_methods;
                 let calls = scan.text.calls.clone();
                 let gpu_import = scan.text.gpu_import.then_some(text_hash);
-                Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new() }
+                Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new(), outside_neighbour: false }
             })
             .collect::<Vec<Unit<'t>>>();
         // Values flow one call away (see `semantic::flow`): a unit's findings
@@ -775,7 +796,7 @@ impl<'t> Plan<'t> {
         let called: Vec<&[String]> = scanned.iter().map(|(_, scan)| &scan.text.called[..]).collect();
         let near = neighbours(&names, &called);
         // (What the code outside the units calls, and its text's hash.)
-        let (outside_calls, outside_hash) = {
+        let (outside_calls, outside_defined, outside_hash) = {
             let mut gaps = Vec::new();
             let mut at = 0;
             for u in &units {
@@ -788,12 +809,26 @@ impl<'t> Plan<'t> {
             let mut h = FxHasher::default();
             gaps.hash(&mut h);
             let calls: FxHashSet<String> = gaps.iter().flat_map(|g| all_called_names(g)).collect();
-            (calls, h.finish())
+            // Functions defined there (a definition the parse broke is no unit).
+            let mut defined: FxHashSet<String> = FxHashSet::default();
+            for gap in &gaps {
+                let mut after_def = false;
+                for_each_name(gap, |token| {
+                    if after_def {
+                        defined.insert(token.to_string());
+                    }
+                    after_def = token == "def";
+                });
+            }
+            (calls, defined, h.finish())
         };
         let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();
-        for ((unit, near), name) in units.iter_mut().zip(near).zip(&names) {
+        for (((unit, near), name), called) in units.iter_mut().zip(near).zip(&names).zip(&called) {
             let called_outside = name.is_some_and(|n| outside_calls.contains(n));
-            if near.is_empty() && !called_outside {
+            // The code outside the units is analysed every time: the units
+            // whose values it reads (or that read its functions') are walked with it.
+            unit.outside_neighbour = called_outside || called.iter().any(|c| outside_defined.contains(c));
+            if near.is_empty() && !unit.outside_neighbour {
                 continue;
             }
             let mut key = FxHasher::default();
@@ -804,7 +839,7 @@ impl<'t> Plan<'t> {
                 own_keys[j].0.hash(&mut key);
                 own_keys[j].0.hash(&mut fix_key);
             }
-            if called_outside {
+            if unit.outside_neighbour {
                 outside_hash.hash(&mut key);
                 outside_hash.hash(&mut fix_key);
             }

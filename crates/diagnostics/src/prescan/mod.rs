@@ -121,6 +121,31 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
             !all_called_names(&plain[outline.statements[u.statement].clone()]).iter().any(|c| kept_names.contains(c.as_str()))
         });
     }
+    // What a kept method works on through `self` may be set in another
+    // method from a parameter (`self.model = model` in `__init__`, read
+    // with the class's documentation): in a class with such a method, the
+    // methods assigning to `self` are parsed too.
+    let working: FxHashSet<usize> = outline
+        .definitions
+        .iter()
+        .zip(skipped.iter().zip(&irrelevant))
+        .filter(|(d, (s, i))| {
+            !**s && !**i && {
+                let code = &plain[d.range.clone()];
+                let mut work = false;
+                for_each_name(code, |token| work |= rules::model_work().contains(token));
+                work && code.contains("self.")
+            }
+        })
+        .filter_map(|(d, _)| d.classes.last().copied())
+        .collect();
+    if !working.is_empty() {
+        for (d, i) in outline.definitions.iter().zip(irrelevant.iter_mut()) {
+            if *i && d.classes.last().is_some_and(|c| working.contains(c)) && !semantic::self_assignments(&text[d.range.clone()]).is_empty() {
+                *i = false;
+            }
+        }
+    }
     // Of the functions left out, those that call in a loop one of
     // `callers_of` or a function kept for its own sake (which may turn out
     // to have findings: keeping its callers now spares parsing the file

@@ -217,7 +217,9 @@ fn small_shape_check(text: &str, operand: &str) -> bool {
 pub(crate) fn built_for_elsewhere<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
     let module = cx.module;
     let Some(parent) = module.parent(call) else { return false };
-    if parent.kind_name() == "return_statement" {
+    // Returned, or a parameter's default (`estimator=KMeans()`): fitted
+    // where it is used.
+    if matches!(parent.kind_name(), "return_statement" | "default_parameter" | "typed_default_parameter") {
         return true;
     }
     // `TSNE().get_params()`, `AnnoyIndex(f).load(path)`: built to be read or

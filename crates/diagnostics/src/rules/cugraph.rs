@@ -67,6 +67,28 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         }
     }
     let lib = call.library();
+    // Another library's algorithm (python-louvain, leidenalg): the rewrite
+    // is NetworkX's or cuGraph's own, which its note says.
+    // (Where its arguments ask for what cuGraph lacks, there is no GPU
+    // version to point to: nothing to say.)
+    if !call.name.starts_with("networkx.") {
+        if !call.matched_fallbacks().is_empty() {
+            return;
+        }
+        let note = api.note.as_deref().map(|n| n.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default();
+        out.push(call.finding(
+            Code::CUGRAPH001,
+            format!(
+                "`{}` ({}) runs on the CPU; cuGraph runs the same algorithm on the GPU (`{}`){}. {note} Install: {}.",
+                call.callee_text(),
+                call.name,
+                api.gpu.as_deref().unwrap_or("cugraph"),
+                size_phrase(graph, "nodes"),
+                install(call.cx, lib),
+            ),
+        ));
+        return;
+    }
     // A documented condition under which nx-cugraph declines the call (its
     // `can_run` says no), so NetworkX runs it on the CPU: say what makes it
     // run on the GPU instead of promising it does.

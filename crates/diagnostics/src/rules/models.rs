@@ -42,10 +42,10 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         ray_query(cx, site, object, module.text_of(method), out);
     }
     index_work(cx, site, object, module.text_of(method), out);
-    // Only through `self`: a model built in the same function is flagged where it is built.
-    let through_self = object.kind_name() == "attribute"
-        && object.field("object").is_some_and(|o| o.kind_name() == "identifier" && module.text_of(o) == "self");
-    if !through_self || site.in_check {
+    // Through `self`, a parameter (what callers pass, what the class
+    // documents) or `clone(...)` of one: a model built in the same function
+    // is flagged where it is built.
+    if site.in_check {
         return;
     }
     let method = module.text_of(method);
@@ -55,14 +55,24 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let Value::Model(cpu) = module.value(object, site.scope) else { return };
     // Built in this same function: the finding where it is built says it.
     let target = module.text_of(object);
+    // (Built: constructed from its class, not `clone(...)` of another.)
     let built_here = super::context::function_of(module, site.node).is_some_and(|f| {
         module.preorder(f).any(|n| {
             n.kind_name() == "assignment"
                 && n.field("left").is_some_and(|l| module.text_of(l) == target)
-                && n.field("right").is_some_and(|r| r.kind_name() == "call")
+                && n.field("right").is_some_and(|r| {
+                    r.kind_name() == "call" && module.resolve_call_in(r, site.scope).is_some_and(|(_, api)| matches!(api.kind, ApiKind::Estimator | ApiKind::Index))
+                })
         })
     });
-    if built_here {
+    // A name bound to the construction itself (`forest = RandomForestClassifier(...)`,
+    // at module level too): flagged where it is built.
+    // (Or the receiver is the construction: `KMeans(8).fit(X)`.)
+    let construction = |n: gpulens_syntax::Node<'_>| {
+        n.kind_name() == "call" && module.resolve_call_in(n, site.scope).is_some_and(|(_, api)| matches!(api.kind, ApiKind::Estimator | ApiKind::Index))
+    };
+    let constructed = construction(object) || module.assigned_from(object, site.scope).is_some_and(construction);
+    if built_here || constructed {
         return;
     }
     let Some(api) = module.knowledge().api(cpu) else { return };
@@ -88,8 +98,8 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     out.push(call.finding(
         code,
         format!(
-            "`{}.{method}()` runs a `{short}` ({cpu}) that this class builds in another method: the work happens \
-             here, on the CPU; {} runs it on the GPU.{how}{note} Install: {}.",
+            "`{}.{method}()` runs a `{short}` ({cpu}) built outside this function: the work happens here, on the \
+             CPU; {} runs it on the GPU.{how}{note} Install: {}.",
             module.text_of(object),
             lib.name,
             install(cx, lib),

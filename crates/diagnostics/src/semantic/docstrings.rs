@@ -190,3 +190,32 @@ pub(crate) fn type_text_value(ty: &str) -> super::Value {
     }
     Value::Unknown
 }
+
+/// What a docstring says about the parameter `name`: its line (`name : type`,
+/// `name (type): ...`, `:param name: ...`) and the lines indented under it.
+pub(crate) fn parameter_section<'a>(doc: &'a str, name: &str) -> Option<&'a str> {
+    let mut start = None;
+    let mut indent = 0;
+    let mut end = doc.len();
+    let mut offset = 0;
+    for line in doc.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let this_indent = line.len() - trimmed.len();
+        match start {
+            None => {
+                let after = trimmed.strip_prefix(name).or_else(|| trimmed.strip_prefix(":param ").and_then(|t| t.strip_prefix(name)));
+                if after.is_some_and(|a| a.trim_start().starts_with([':', '('])) {
+                    start = Some(offset);
+                    indent = this_indent;
+                }
+            }
+            Some(_) if !trimmed.trim().is_empty() && this_indent <= indent => {
+                end = offset;
+                break;
+            }
+            Some(_) => {}
+        }
+        offset += line.len();
+    }
+    start.map(|s| &doc[s..end])
+}

@@ -105,6 +105,10 @@ impl<'t> Module<'t> {
     }
 
     /// `node` as a node of this module's tree (the same node, with its lifetime).
+    pub(super) fn own_node_of(&self, node: Node<'_>) -> Option<Node<'t>> {
+        self.own_node(node)
+    }
+
     fn own_node(&self, node: Node<'_>) -> Option<Node<'t>> {
         let mut n = self.root.descendant_for_byte_range(node.start_byte(), node.end_byte())?;
         loop {
@@ -406,4 +410,79 @@ impl<'t> Module<'t> {
         }
         None
     }
+}
+
+impl<'t> Module<'t> {
+    /// The estimator a parameter stands for, when `value` (the right side of
+    /// `self.x = value` in `assignment`) is a parameter of the method around
+    /// it that the method's or the class's docstring documents with the name
+    /// of a model the knowledge maps (`estimator : LogisticRegression`,
+    /// `model : object, e.g. KMeans(n_clusters=3)`), or whose default builds one.
+    pub(super) fn documented_model(&self, class: Node<'t>, assignment: Node<'t>, value: Node<'t>) -> Option<&'static str> {
+        if value.kind_name() != "identifier" {
+            return None;
+        }
+        let name = self.text_of(value);
+        let function = self.enclosing_function(assignment)?;
+        let params = function.field("parameters")?;
+        let param = params.named_children(&mut params.walk()).find(|p| super::parameter_name(*p).is_some_and(|n| self.text_of(n) == name))?;
+        let knowledge = self.knowledge;
+        let model = |cpu: &str| knowledge.api(cpu).filter(|api| api.kind == gpulens_knowledge::ApiKind::Estimator).map(|api| api.cpu.as_str());
+        // A default that builds one: `estimator=LogisticRegression()`.
+        if let Some(default) = param.field("value").filter(|v| v.kind_name() == "call") {
+            if let Some(cpu) = default.field("function").and_then(|f| self.module_level_name(f)).and_then(|q| model(&q)) {
+                return Some(cpu);
+            }
+        }
+        let docstrings = [self.docstring_of(function), self.docstring_of(class)];
+        for doc in docstrings.into_iter().flatten() {
+            let Some(section) = super::parameter_section(doc, name) else { continue };
+            if let Some(cpu) = estimator_named_in(knowledge, section) {
+                return Some(cpu);
+            }
+        }
+        // The class's own example builds it with one: `Wrapper(LinearRegression(), ...)`.
+        let class_name = self.text_of(class.field("name")?);
+        let doc = self.docstring_of(class)?;
+        let pattern = format!("{class_name}(");
+        doc.match_indices(&pattern).find_map(|(at, _)| {
+            let inside = &doc[at + pattern.len()..];
+            let mut depth = 1i32;
+            let end = inside
+                .char_indices()
+                .find(|(_, c)| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(inside.len(), |(i, _)| i);
+            estimator_named_in(knowledge, &inside[..end])
+        })
+    }
+
+    /// The docstring of a function or class: its body's first statement, a string.
+    pub(super) fn docstring_of(&self, definition: Node<'t>) -> Option<&'t str> {
+        let body = definition.field("body")?;
+        let first = body.named_child(0).filter(|s| s.kind_name() == "expression_statement")?;
+        let string = first.named_child(0).filter(|s| s.kind_name() == "string")?;
+        Some(self.text_of(string))
+    }
+}
+
+/// The first scikit-learn (or other mapped) estimator class a piece of
+/// documentation names (`LogisticRegression`, `sklearn.cluster.KMeans`).
+fn estimator_named_in(knowledge: &'static gpulens_knowledge::Knowledge, text: &str) -> Option<&'static str> {
+    static BY_SHORT: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, &'static str>> = std::sync::OnceLock::new();
+    let by_short = BY_SHORT.get_or_init(|| {
+        let mut map = rustc_hash::FxHashMap::default();
+        for api in knowledge.apis.iter().filter(|a| a.kind == gpulens_knowledge::ApiKind::Estimator && a.support != gpulens_knowledge::Support::Missing) {
+            let short = api.cpu.rsplit('.').next().unwrap_or(&api.cpu);
+            map.entry(short).or_insert(api.cpu.as_str());
+        }
+        map
+    });
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).find_map(|word| by_short.get(word).copied())
 }

@@ -85,6 +85,8 @@ impl<'t> Module<'t> {
         if let Some(v) = self.attributes.borrow().get(&key) {
             return *v;
         }
+        // (Asked again while working it out, through `clone(self.other)`: unknown.)
+        self.attributes.borrow_mut().insert(key.clone(), Value::Unknown);
         let mut found: Option<Value> = None;
         // The statements that assign it start a line with `self.name =`:
         // found in the class's text, then looked up in the tree (a walk of
@@ -111,7 +113,24 @@ impl<'t> Module<'t> {
                 .and_then(|f| self.module_level_name(f))
                 .and_then(|q| self.knowledge.api(&q))
                 .filter(|api| matches!(api.kind, ApiKind::Estimator | ApiKind::Index))
-                .map(|api| Value::Model(api.cpu.as_str()));
+                .map(|api| Value::Model(api.cpu.as_str()))
+                // `self.model = model`, a parameter the class documents as a
+                // scikit-learn model cuML has (or gives one as default).
+                .or_else(|| self.documented_model(class, assignment, right).map(Value::Model))
+                // `self.estimator_ = clone(self.model)`: a copy of another attribute's model.
+                .or_else(|| {
+                    let cloned = (right.kind_name() == "call")
+                        .then(|| right.field("function"))
+                        .flatten()
+                        .and_then(|f| self.module_level_name(f))
+                        .is_some_and(|n| matches!(n.as_str(), "sklearn.base.clone" | "sklearn.clone"));
+                    let source = self.first_positional(right).filter(|a| cloned && a.kind_name() == "attribute")?;
+                    let own = source.field("object").is_some_and(|o| self.text_of(o) == "self");
+                    match self.attribute_value(self.own_node_of(source)?) {
+                        v @ Value::Model(_) if own => Some(v),
+                        _ => None,
+                    }
+                });
             // `self.x = None` and assignments of what can't be told don't
             // contradict a model assigned elsewhere; two different models do.
             match (found, model) {
@@ -189,6 +208,18 @@ impl<'t> Module<'t> {
             }
         }
         self.text_of(expr)
+    }
+
+    /// The right-hand side of the assignment a name's use sees (`x` in
+    /// `x = KMeans(); x.fit(...)` sees `KMeans()`), if it is one.
+    pub fn assigned_from(&self, expr: Node<'_>, scope: usize) -> Option<Node<'t>> {
+        if expr.kind_name() != "identifier" {
+            return None;
+        }
+        match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+            Some(Binding::Assigned(rhs)) => Some(rhs),
+            _ => None,
+        }
     }
 
     /// What `expr`, seen from `scope`, holds.
@@ -623,6 +654,14 @@ impl<'t> Module<'t> {
                 Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
                 _ => Value::Unknown,
             };
+        }
+        // A copy of a model is that model (`clone(self.estimator)`).
+        if self.qualified_name(function).is_some_and(|n| matches!(n.as_str(), "sklearn.base.clone" | "sklearn.clone")) {
+            if let Some(first) = self.first_positional(call) {
+                if let v @ Value::Model(_) = self.eval(first, scope, depth) {
+                    return v;
+                }
+            }
         }
         // The module's own function: what it returns.
         let returned = self.returned_value(call, depth);
