@@ -175,7 +175,7 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
         return Some(Parse::Quiet);
     }
     let classes = keep_class_bodies(text, &outline, &mut skipped);
-    let skip = skipped_ranges(&outline, &skipped, &classes, text);
+    let skip = skipped_ranges(&outline, &skipped, &classes);
     let (skip, left_out) =
         if unread.statements.is_empty() { (skip, Vec::new()) } else { without_unread(text, &plain, &outline, skip, &unread)? };
     // Without fixes, runs of comment lines the tree can do without (only
@@ -276,7 +276,7 @@ pub(crate) fn within_one(ranges: &[Range<usize>], r: &Range<usize>) -> bool {
 
 /// The skipped definitions and classes (indices in `outline.classes`) and
 /// the long strings outside them, sorted and disjoint.
-pub(crate) fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], classes: &[usize], text: &str) -> Vec<Range<usize>> {
+pub(crate) fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped: &[bool], classes: &[usize]) -> Vec<Range<usize>> {
     let mut skip: Vec<Range<usize>> = classes.iter().map(|c| outline.classes[*c].range.clone()).collect();
     // (A skipped class's definitions are inside it.)
     let definitions: Vec<Range<usize>> = outline
@@ -288,13 +288,9 @@ pub(crate) fn skipped_ranges(outline: &gpulens_syntax::outline::Outline, skipped
         .collect();
     skip.extend(definitions);
     skip.sort_by_key(|r| r.start);
-    // A docstring (a string right after a `:`) may give its function's
-    // parameters their types: parsed.
-    let docstring = |r: &Range<usize>| {
-        let before = text[..r.start].trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '"' || c == '\'');
-        before.trim_end().ends_with(':')
-    };
-    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !within_one(&skip, r) && !docstring(r)).cloned().collect();
+    // (A docstring left out still spans its text in the tree, from its
+    // opening quotes to its closing ones: the types it documents are read.)
+    let strings: Vec<Range<usize>> = outline.long_strings.iter().filter(|r| !within_one(&skip, r)).cloned().collect();
     skip.extend(strings);
     skip.sort_by_key(|r| r.start);
     skip
@@ -677,7 +673,9 @@ pub(crate) fn irrelevant_definitions<'p>(
                         }
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
                         reads_flows = reads_flows
-                            || ((table_methods().contains(token) || knowledge_only.contains(&token)) && is_method(part, token));
+                            || ((table_methods().contains(token) || knowledge_only.contains(&token))
+                                && is_method(part, token)
+                                && !on_self(part, token));
                         let hidden = live.contains_key(token)
                             && parameters.get_or_insert_with(|| own_parameters(code[0])).contains(&token);
                         match start_in_function(part, token, &local, if hidden { &nothing_live } else { &live }) {
@@ -811,6 +809,14 @@ pub(crate) fn table_methods() -> &'static FxHashSet<&'static str> {
 }
 
 /// Whether `token` (in `code`) follows a dot: an attribute or a method.
+/// Whether `token` (in `code`) is a method or attribute of `self` or `cls`
+/// (`self.groupby`): no caller passes those, so no flow tells their value.
+pub(crate) fn on_self(code: &str, token: &str) -> bool {
+    let start = token.as_ptr() as usize - code.as_ptr() as usize;
+    let before = code[..start].trim_end_matches(|c: char| c == '.' || c.is_whitespace());
+    before.ends_with("self") || before.ends_with("cls")
+}
+
 pub(crate) fn is_method(code: &str, token: &str) -> bool {
     let start = token.as_ptr() as usize - code.as_ptr() as usize;
     last_code_byte(&code.as_bytes()[..start]).map(|k| code.as_bytes()[k]) == Some(b'.')

@@ -419,35 +419,47 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
                 .is_some_and(|sep| sep.kind_name() != "string" || !matches!(module.text_of(sep), "\"\"" | "''"));
             !text_mode && !small_count(module.argument(node, "count", 2))
         }
-        "numpy.frombuffer" => {
-            let Some(buffer) = module.argument(node, "buffer", 0) else { return false };
+        // Bytes just read from a file (`f.read(n)`, directly or through a
+        // name bound to it), wrapped as an array.
+        "numpy.frombuffer" | "numpy.ndarray" => {
+            let buffer = if call.name == "numpy.ndarray" { module.keyword(node, "buffer") } else { module.argument(node, "buffer", 0) };
+            let Some(buffer) = buffer else { return false };
+            let buffer = module.assigned_from(buffer, scope).unwrap_or(buffer);
             let read = buffer.kind_name() == "call"
                 && buffer
                     .field("function")
                     .and_then(|f| f.field("attribute"))
                     .is_some_and(|a| module.text_of(a) == "read");
-            read && !small_count(module.argument(buffer, "size", 0)) && !small_count(module.argument(node, "count", 2))
+            // (`np.ndarray(shape=(), ..., buffer=...)`: one header record.)
+            let small_shape = call.name == "numpy.ndarray" && shape_elements(module, module.argument(node, "shape", 0), scope).is_some_and(|n| n < call.cx.settings.min_elements);
+            read && !small_shape && !small_count(module.argument(buffer, "size", 0)) && !small_count(module.argument(node, "count", 2))
         }
         // A map reads lazily: only what is indexed, or the `shape` it is given.
         "numpy.memmap" => {
-            let shape = module.argument(node, "shape", 4).and_then(|shape| match shape.kind_name() {
-                "tuple" | "list" => {
-                    let mut cursor = shape.walk();
-                    let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
-                    dims.iter().try_fold(1u64, |n, d| match module.value(*d, scope) {
-                        Value::Int(k) => Some(n.saturating_mul(k)),
-                        _ => None,
-                    })
-                }
-                _ => match module.value(shape, scope) {
-                    Value::Int(k) => Some(k),
-                    _ => None,
-                },
-            });
-            let small_shape = shape.is_some_and(|n| n < call.cx.settings.min_elements);
+            let small_shape = shape_elements(module, module.argument(node, "shape", 4), scope).is_some_and(|n| n < call.cx.settings.min_elements);
             !small_shape && !one_element_taken(module, node, scope)
         }
         _ => true,
+    }
+}
+
+/// How many elements a `shape` argument gives, when its dimensions are
+/// known numbers (`(64, 64)`, `()`, `n` for a known `n`).
+fn shape_elements(module: &crate::Module<'_>, shape: Option<Node<'_>>, scope: usize) -> Option<u64> {
+    let shape = shape?;
+    match shape.kind_name() {
+        "tuple" | "list" => {
+            let mut cursor = shape.walk();
+            let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
+            dims.iter().try_fold(1u64, |n, d| match module.value(*d, scope) {
+                Value::Int(k) => Some(n.saturating_mul(k)),
+                _ => None,
+            })
+        }
+        _ => match module.value(shape, scope) {
+            Value::Int(k) => Some(k),
+            _ => None,
+        },
     }
 }
 

@@ -365,7 +365,25 @@ impl<'t> Module<'t> {
     /// What a parameter with no annotation to go by holds: its docstring's
     /// type, what its callers pass, or what the code does with it, in that
     /// order, and why.
-    pub(super) fn parameter_value(&self, scope: usize, name: &str, depth: u32) -> (Value, Option<Evidence>) {
+    pub(super) fn parameter_value(&self, scope: usize, name: &str, _depth: u32) -> (Value, Option<Evidence>) {
+        // Worked out once per parameter (every use of it asks), and from a
+        // fresh depth, so that the answer is the same whoever asks first.
+        let key = (scope, name.to_string(), self.in_flow.get());
+        if let Some(known) = self.parameters.borrow().get(&key) {
+            return known.clone();
+        }
+        let found = self.parameter_value_anew(scope, name);
+        self.parameters.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn parameter_value_anew(&self, scope: usize, name: &str) -> (Value, Option<Evidence>) {
+        // The instance or class a method is called on is the class's own
+        // business (its attributes are read from its methods).
+        if matches!(name, "self" | "cls") {
+            return (Value::Unknown, None);
+        }
+        let depth = 0;
         // A documented type is stronger than what callers pass or how the
         // code uses it: `df : GeoDataFrame` is not a table for cuDF, even
         // where the code calls `df.iloc`.

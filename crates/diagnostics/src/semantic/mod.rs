@@ -193,6 +193,9 @@ pub struct Module<'t> {
     function_facts: std::cell::RefCell<HashMap<usize, std::rc::Rc<FunctionFacts>>>,
     /// The functions of the walked tree, by scope and by name (see [`flow`]).
     functions: std::cell::OnceCell<flow::Functions>,
+    /// (Function scope, parameter, inside a flow) → what the parameter holds
+    /// and why (see [`flow`]).
+    parameters: std::cell::RefCell<HashMap<(usize, String, bool), ParameterValue>>,
     /// Whether the evaluation under way reads a caller's argument or a
     /// callee's return (see [`flow`]): values flow one call away, no further.
     in_flow: std::cell::Cell<bool>,
@@ -242,6 +245,9 @@ pub struct Module<'t> {
     /// skipped definition), whose descendants are not in `order`.
     ends: Vec<u32>,
 }
+
+/// What a parameter holds and why.
+type ParameterValue = (Value, Option<flow::Evidence>);
 
 /// (Expression node id, scope, inside a flow): what a value is remembered by.
 type EvalKey = (usize, usize, bool);
@@ -353,6 +359,7 @@ impl<'t> Module<'t> {
             gpu_library: std::cell::OnceCell::new(),
             functions: std::cell::OnceCell::new(),
             in_flow: std::cell::Cell::new(false),
+            parameters: std::cell::RefCell::new(HashMap::default()),
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
