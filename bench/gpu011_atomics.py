@@ -55,15 +55,10 @@ def per_thread(x, out):
     cuda.atomic.add(out, 0, s)
 
 
-@cuda.jit
-def block_tree(x, out):
-    sm = cuda.shared.array(256, dtype=float32)
-    tid = cuda.threadIdx.x
-    i = cuda.grid(1)
-    if i < x.size:
-        sm[tid] = x[i]
-    else:
-        sm[tid] = float32(0.0)
+@cuda.jit(device=True)
+def tree_into(sm, tid, out):
+    # The block's 256 values in shared memory summed as a tree, then one
+    # atomic per block into the total.
     cuda.syncthreads()
     s = 128
     while s > 0:
@@ -73,6 +68,18 @@ def block_tree(x, out):
         s //= 2
     if tid == 0:
         cuda.atomic.add(out, 0, sm[0])
+
+
+@cuda.jit
+def block_tree(x, out):
+    sm = cuda.shared.array(256, dtype=float32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < x.size:
+        sm[tid] = x[i]
+    else:
+        sm[tid] = float32(0.0)
+    tree_into(sm, tid, out)
 
 
 @cuda.jit
@@ -84,15 +91,7 @@ def block_tree_stride(x, out):
     for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
         acc += x[i]
     sm[tid] = acc
-    cuda.syncthreads()
-    s = 128
-    while s > 0:
-        if tid < s:
-            sm[tid] += sm[tid + s]
-        cuda.syncthreads()
-        s //= 2
-    if tid == 0:
-        cuda.atomic.add(out, 0, sm[0])
+    tree_into(sm, tid, out)
 
 
 def main():

@@ -221,8 +221,8 @@ impl<'t> Module<'t> {
         }
     }
 
-    /// The docstring of a function definition: the text of the string that
-    /// is its body's first statement.
+    /// The docstring of a function or class definition: the text of the
+    /// string that is its body's first statement.
     pub(super) fn docstring(&self, function: Node<'t>) -> Option<&'t str> {
         let body = function.field("body")?;
         let first = body.named_child(0).filter(|s| s.kind_name() == "expression_statement")?;

@@ -105,11 +105,7 @@ impl<'t> Module<'t> {
     }
 
     /// `node` as a node of this module's tree (the same node, with its lifetime).
-    pub(super) fn own_node_of(&self, node: Node<'_>) -> Option<Node<'t>> {
-        self.own_node(node)
-    }
-
-    fn own_node(&self, node: Node<'_>) -> Option<Node<'t>> {
+    pub(super) fn own_node(&self, node: Node<'_>) -> Option<Node<'t>> {
         let mut n = self.root.descendant_for_byte_range(node.start_byte(), node.end_byte())?;
         loop {
             if n.id() == node.id() {
@@ -452,7 +448,7 @@ impl<'t> Module<'t> {
                 return Some(cpu);
             }
         }
-        let docstrings = [self.docstring_of(function), self.docstring_of(class)];
+        let docstrings = [self.docstring(function), self.docstring(class)];
         for doc in docstrings.into_iter().flatten() {
             let Some(section) = super::parameter_section(doc, name) else { continue };
             if let Some(cpu) = estimator_named_in(knowledge, section) {
@@ -461,7 +457,7 @@ impl<'t> Module<'t> {
         }
         // The class's own example builds it with one: `Wrapper(LinearRegression(), ...)`.
         let class_name = self.text_of(class.field("name")?);
-        let doc = self.docstring_of(class)?;
+        let doc = self.docstring(class)?;
         let pattern = format!("{class_name}(");
         doc.match_indices(&pattern).find_map(|(at, _)| {
             let inside = &doc[at + pattern.len()..];
@@ -479,14 +475,6 @@ impl<'t> Module<'t> {
                 .map_or(inside.len(), |(i, _)| i);
             estimator_named_in(knowledge, &inside[..end])
         })
-    }
-
-    /// The docstring of a function or class: its body's first statement, a string.
-    pub(super) fn docstring_of(&self, definition: Node<'t>) -> Option<&'t str> {
-        let body = definition.field("body")?;
-        let first = body.named_child(0).filter(|s| s.kind_name() == "expression_statement")?;
-        let string = first.named_child(0).filter(|s| s.kind_name() == "string")?;
-        Some(self.text_of(string))
     }
 }
 

@@ -126,7 +126,7 @@ impl<'t> Module<'t> {
                         .is_some_and(|n| matches!(n.as_str(), "sklearn.base.clone" | "sklearn.clone"));
                     let source = self.first_positional(right).filter(|a| cloned && a.kind_name() == "attribute")?;
                     let own = source.field("object").is_some_and(|o| self.text_of(o) == "self");
-                    match self.attribute_value(self.own_node_of(source)?) {
+                    match self.attribute_value(self.own_node(source)?) {
                         v @ Value::Model(_) if own => Some(v),
                         _ => None,
                     }
