@@ -557,3 +557,27 @@ fn broken_code_finds_the_same_both_ways() {
         same_both_ways(text, &GpuProfile::target(gpu).unwrap());
     }
 }
+
+/// A table method some flow might tell the receiver of keeps a function
+/// only where a value can flow to that receiver: not on a string literal
+/// (`", ".join`), not where nothing calls the function, it calls none of
+/// the module's functions and its docstring documents no such type. The
+/// same method on a parameter a caller passes, or one the docstring calls
+/// a DataFrame, keeps it; so do a caller's and a callee's neighbours (by
+/// their call form: `model.fit` calls no `fit` of the module).
+#[test]
+fn flow_methods_keep_what_a_flow_can_reach() {
+    let text = "import pandas as pd\n\n\
+                def label(parts):\n    return \", \".join(parts)\n\n\
+                def lonely(d):\n    return [k for k, v in d.items()]\n\n\
+                def documented(frame):\n    \"\"\"frame : pandas.DataFrame\"\"\"\n    return frame.fillna(0)\n\n\
+                def summarize(df):\n    return df.groupby(\"store\").agg({\"sales\": \"sum\"})\n\n\
+                def load(path):\n    return summarize(pd.read_csv(path))\n\n\
+                class Model:\n    def fit(self, X):\n        return X\n\n\
+                def train(model, X):\n    return model.fit(X)\n";
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["documented".to_string(), "summarize".to_string(), "load".to_string()])
+    );
+    same_as_whole(text);
+}

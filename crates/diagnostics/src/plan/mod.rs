@@ -388,8 +388,9 @@ pub(crate) struct TextScan {
     self_assignments: Vec<String>,
     /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
     calls: std::sync::Arc<[String]>,
-    /// Every name it calls, loops or not: the units values flow to and from.
-    called: Vec<String>,
+    /// The calls values flow through (see `words::FlowCalls`): to and from
+    /// which units.
+    called: FlowCalls,
     /// It calls a method a rule reads on a value its own evidence may tell
     /// (see `words::value_method_word`): not quiet, though it mentions nothing.
     value_methods: bool,
@@ -601,7 +602,7 @@ impl<'t> Plan<'t> {
                             works_through_self,
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),
-                            called: all_called_names(unit_text),
+                            called: flow_calls(unit_text),
                             value_methods: {
                                 let mut found = false;
                                 for_each_name(unit_text, |token| found |= value_method_word(token));
@@ -701,6 +702,15 @@ impl<'t> Plan<'t> {
         }
         // What this run uses is kept for the next (as with `by_text`).
         let mut reach_used: FxHashMap<(u64, usize), u64> = FxHashMap::default();
+        // (A function right in an error node is no method, whatever is around it.)
+        let forms: Vec<Form> = found
+            .iter()
+            .map(|(_, _, place, classes)| match classes.last() {
+                _ if *place == 2 => Form::Unknown,
+                Some(class) => Form::Method(class.byte_range()),
+                None => Form::Function,
+            })
+            .collect();
         let mut units = found
             .into_iter()
             .zip(&scanned)
@@ -793,8 +803,8 @@ impl<'t> Plan<'t> {
         // read the units it calls and that call it, and the module-level
         // code that calls it. Their keys are part of its key.
         let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
-        let called: Vec<&[String]> = scanned.iter().map(|(_, scan)| &scan.text.called[..]).collect();
-        let near = neighbours(&names, &called);
+        let called: Vec<&FlowCalls> = scanned.iter().map(|(_, scan)| &scan.text.called).collect();
+        let near = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
         // (What the code outside the units calls, and its text's hash.)
         let (outside_calls, outside_defined, outside_hash) = {
             let mut gaps = Vec::new();
@@ -827,7 +837,7 @@ impl<'t> Plan<'t> {
             let called_outside = name.is_some_and(|n| outside_calls.contains(n));
             // The code outside the units is analysed every time: the units
             // whose values it reads (or that read its functions') are walked with it.
-            unit.outside_neighbour = called_outside || called.iter().any(|c| outside_defined.contains(c));
+            unit.outside_neighbour = called_outside || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c));
             if near.is_empty() && !unit.outside_neighbour {
                 continue;
             }

@@ -71,19 +71,106 @@ pub(crate) fn called_names(text: &str) -> Vec<String> {
 }
 
 /// Every name `text` calls (`name(` or `.name(`), loops or not, distinct:
-/// where values flow to and from (see `semantic::flow`).
+/// what a module's code outside its functions may call of them.
 pub(crate) fn all_called_names(text: &str) -> Vec<String> {
+    let calls = flow_calls(text);
+    let mut names = calls.bare;
+    for name in calls.on_self {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The calls through which values flow between a module's functions (see
+/// `semantic::flow`), by the name called: `name(...)` calls a function,
+/// `self.name(...)` or `cls.name(...)` a method. A call on any other object
+/// (`model.fit(...)`, `df.groupby(...)`) is not one. Over-approximated where
+/// the bytes can't tell: a call whose dot or receiver lies on another line
+/// (a comment may hide between them) counts as both forms.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct FlowCalls {
+    /// Names called bare (`name(`), distinct.
+    pub(crate) bare: Vec<String>,
+    /// Names called on `self` or `cls`, distinct.
+    pub(crate) on_self: Vec<String>,
+}
+
+/// What kind of definition a unit is, for the calls that reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// A function: called by its bare name.
+    Function,
+    /// A method of the class spanning these bytes: called on `self` or
+    /// `cls` from inside that class.
+    Method(Range<usize>),
+    /// Can't be told (the definition sits in a syntax error): either.
+    Unknown,
+}
+
+impl FlowCalls {
+    /// Whether these calls (made from a definition starting at `from`) may
+    /// call a definition named `name` of this form.
+    pub(crate) fn may_call(&self, name: &str, form: &Form, from: usize) -> bool {
+        let bare = || self.bare.iter().any(|n| n == name);
+        let on_self = || self.on_self.iter().any(|n| n == name);
+        match form {
+            Form::Function => bare(),
+            Form::Method(class) => class.contains(&from) && on_self(),
+            Form::Unknown => bare() || on_self(),
+        }
+    }
+}
+
+/// The flow calls of `text` (see [`FlowCalls`]).
+pub(crate) fn flow_calls(text: &str) -> FlowCalls {
     let bytes = text.as_bytes();
-    let mut names: Vec<String> = Vec::new();
-    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\\' | 0x0c);
+    // Back from `at` past blanks: where they start, and whether a comment
+    // may hide among them (they cross a line, and the line they start on
+    // holds a `#`).
+    let back = |at: usize| {
+        let mut i = at;
+        while i > 0 && blank(bytes[i - 1]) {
+            i -= 1;
+        }
+        let crossed = bytes[i..at].contains(&b'\n');
+        let line_start = bytes[..i].iter().rposition(|b| *b == b'\n').map_or(0, |n| n + 1);
+        (i, crossed && bytes[line_start..i].contains(&b'#'))
+    };
+    let mut calls = FlowCalls::default();
+    let mut seen: FxHashSet<(&str, bool)> = FxHashSet::default();
     for_each_name(text, |token| {
-        let end = token.as_ptr() as usize - bytes.as_ptr() as usize + token.len();
-        let next = bytes[end..].iter().find(|b| **b != b' ');
-        if next == Some(&b'(') && seen.insert(token) {
-            names.push(token.to_string());
+        let start = token.as_ptr() as usize - bytes.as_ptr() as usize;
+        let end = start + token.len();
+        let next = bytes[end..].iter().find(|b| !blank(**b));
+        if next != Some(&b'(') {
+            return;
+        }
+        let (before, hidden) = back(start);
+        let (bare, on_self) = if hidden {
+            (true, true)
+        } else if before == 0 || bytes[before - 1] != b'.' {
+            (true, false)
+        } else {
+            let (object_end, hidden) = back(before - 1);
+            let object_start = bytes[..object_end]
+                .iter()
+                .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80))
+                .map_or(0, |i| i + 1);
+            let object = &text[object_start..object_end];
+            let receiver = matches!(object, "self" | "cls") && (object_start == 0 || bytes[object_start - 1] != b'.');
+            (hidden, hidden || receiver)
+        };
+        if bare && seen.insert((token, false)) {
+            calls.bare.push(token.to_string());
+        }
+        if on_self && seen.insert((token, true)) {
+            calls.on_self.push(token.to_string());
         }
     });
-    names
+    calls
 }
 
 /// Whether `token` is a method a rule reads on a value the code's own
@@ -109,11 +196,12 @@ pub(crate) fn value_method_word(token: &str) -> bool {
         .contains(token)
 }
 
-/// For each unit (by its name and the names its text calls), the other
-/// units it calls or that call it: the functions whose text its findings
-/// read, as values flow one call away (see `semantic::flow`). By name, so a
-/// superset.
-pub(crate) fn neighbours(names: &[Option<&str>], calls: &[&[String]]) -> Vec<Vec<usize>> {
+/// For each unit (by its name, its form, where it starts, and the flow
+/// calls its text makes), the other units it calls or that call it: the
+/// functions whose text its findings read, as values flow one call away
+/// (see `semantic::flow`). By name, so a superset. (A unit calling itself
+/// is not its own neighbour.)
+pub(crate) fn neighbours(names: &[Option<&str>], forms: &[Form], starts: &[usize], calls: &[&FlowCalls]) -> Vec<Vec<usize>> {
     let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (i, name) in names.iter().enumerate() {
         if let Some(name) = name {
@@ -122,9 +210,9 @@ pub(crate) fn neighbours(names: &[Option<&str>], calls: &[&[String]]) -> Vec<Vec
     }
     let mut out: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
     for (i, called) in calls.iter().enumerate() {
-        for name in called.iter() {
+        for name in called.bare.iter().chain(&called.on_self) {
             for &j in by_name.get(name.as_str()).into_iter().flatten() {
-                if j != i {
+                if j != i && called.may_call(name, &forms[j], starts[i]) {
                     out[i].push(j);
                     out[j].push(i);
                 }
@@ -315,6 +403,38 @@ pub(crate) fn definition_units(tree: &Tree) -> Vec<(Node<'_>, Range<usize>, u8, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_calls_tell_functions_from_methods_and_other_receivers() {
+        let calls = flow_calls("def f(x):\n    y = load(x)\n    z = self.fit(y)\n    model.predict(z)\n    return cls . make (z)\n");
+        assert_eq!(calls.bare, ["f", "load"]);
+        assert_eq!(calls.on_self, ["fit", "make"]);
+        // A receiver on another line may have a comment before it: both forms.
+        let calls = flow_calls("x = (self  # the instance\n     .fit(y))\n");
+        assert_eq!((calls.bare.as_slice(), calls.on_self.as_slice()), (&["fit".to_string()][..], &["fit".to_string()][..]));
+        // Without a comment, the receiver is read across the line.
+        let calls = flow_calls("x = (self\n     .fit(y))\nw = (df\n .groupby(k))\n");
+        assert!(calls.bare.is_empty());
+        assert_eq!(calls.on_self, ["fit"]);
+        // An attribute of `self` is another object.
+        assert!(flow_calls("self.model.fit(X)").on_self.is_empty());
+    }
+
+    #[test]
+    fn neighbours_follow_the_call_form() {
+        let calls = [flow_calls("def a(): b(1); self.c(2)"), flow_calls("def b(x): pass"), flow_calls("def c(self, x): pass")];
+        let refs: Vec<&FlowCalls> = calls.iter().collect();
+        let names = [Some("a"), Some("b"), Some("c")];
+        // `c` a method of a class around `a`: reached; a bare `b` is a function.
+        let near = neighbours(&names, &[Form::Method(0..100), Form::Function, Form::Method(0..100)], &[10, 40, 60], &refs);
+        assert_eq!(near, [vec![1, 2], vec![0], vec![0]]);
+        // `b` a method, `c` a function: neither call reaches them.
+        let near = neighbours(&names, &[Form::Function, Form::Method(30..50), Form::Function], &[10, 40, 60], &refs);
+        assert_eq!(near, [Vec::<usize>::new(), vec![], vec![]]);
+        // A method of a class the caller is not in is not reached.
+        let near = neighbours(&names, &[Form::Function, Form::Function, Form::Method(50..100)], &[10, 40, 60], &refs);
+        assert_eq!(near, [vec![1], vec![0], vec![]]);
+    }
 
     #[test]
     fn signatures_never_rule_out_a_name_they_hold() {

@@ -91,8 +91,14 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
     let mut irrelevant = vec![false; skipped.len()];
     let mut outside_quiet = false;
     let mut unread = Unreads { statements: Vec::new(), facts: 0 };
+    // The calls values flow through (see `semantic::flow`): each
+    // definition's neighbours, and where values may flow. Read when first asked.
+    let near: std::cell::OnceCell<Vec<Vec<usize>>> = std::cell::OnceCell::new();
+    let near = || near.get_or_init(|| definition_neighbours(&plain, &outline));
+    let reach: std::cell::OnceCell<Vec<bool>> = std::cell::OnceCell::new();
+    let reach = |i: usize| reach.get_or_init(|| flow_reach(&plain, &outline, near()))[i];
     if !gpu_code {
-        if let Some((found, quiet, statements)) = irrelevant_definitions(text, &plain, &outline, &skipped, unread_out) {
+        if let Some((found, quiet, statements)) = irrelevant_definitions(text, &plain, &outline, &skipped, &reach, unread_out) {
             irrelevant = found;
             outside_quiet = quiet;
             unread = statements;
@@ -103,12 +109,8 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
     // return, so those are parsed and walked too. A module statement that
     // calls one is read.
     if irrelevant.iter().any(|i| *i) {
-        let names: Vec<Option<&str>> = outline.definitions.iter().map(|d| Some(d.name.as_str())).collect();
-        let called: Vec<Vec<String>> = outline.definitions.iter().map(|d| all_called_names(&plain[d.range.clone()])).collect();
-        let called_refs: Vec<&[String]> = called.iter().map(|c| &c[..]).collect();
-        let near = neighbours(&names, &called_refs);
         let own_sake: Vec<bool> = skipped.iter().zip(&irrelevant).map(|(s, i)| !*s && !*i).collect();
-        for (i, near) in near.iter().enumerate() {
+        for (i, near) in near().iter().enumerate() {
             if own_sake[i] {
                 for &j in near {
                     irrelevant[j] = false;
@@ -320,6 +322,7 @@ pub(crate) fn irrelevant_definitions<'p>(
     plain: &'p str,
     outline: &gpulens_syntax::outline::Outline,
     tests: &[bool],
+    reach: &dyn Fn(usize) -> bool,
     unread_out: bool,
 ) -> Option<(Vec<bool>, bool, Unreads<'p>)> {
     let knowledge = Knowledge::get();
@@ -603,7 +606,8 @@ pub(crate) fn irrelevant_definitions<'p>(
         .definitions
         .iter()
         .zip(tests)
-        .map(|(d, test)| {
+        .enumerate()
+        .map(|(index, (d, test))| {
             // A test's findings are never shown (the GPU rules, the only
             // ones that report in tests, need a GPU library, and files that
             // import one are not judged here): walked or not, it shows
@@ -641,6 +645,8 @@ pub(crate) fn irrelevant_definitions<'p>(
             // function's own words may tell (a parameter documented as a
             // table, or passed one): see `semantic::flow`.
             let mut reads_flows = false;
+            let mut uses_only_words = false;
+            let mut reads_self_flows = false;
             // Model and index methods called (`.fit`, `.search`), read once the
             // function is seen whole.
             let mut work_names: Vec<&str> = Vec::new();
@@ -672,10 +678,14 @@ pub(crate) fn irrelevant_definitions<'p>(
                             reads_arrays = reads_arrays || rules::names_work_on_arrays(token);
                         }
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
-                        reads_flows = reads_flows
-                            || ((table_methods().contains(token) || knowledge_only.contains(&token))
-                                && is_method(part, token)
-                                && !on_self(part, token));
+                        let only = knowledge_only.contains(&token);
+                        uses_only_words |= only;
+                        if !reads_flows && (table_methods().contains(token) || only) && is_method(part, token) {
+                            if let Some(through_self) = flow_receiver(part, token) {
+                                reads_flows = true;
+                                reads_self_flows |= through_self;
+                            }
+                        }
                         let hidden = live.contains_key(token)
                             && parameters.get_or_insert_with(|| own_parameters(code[0])).contains(&token);
                         match start_in_function(part, token, &local, if hidden { &nothing_live } else { &live }) {
@@ -743,6 +753,10 @@ pub(crate) fn irrelevant_definitions<'p>(
                 rules::model_work().contains(w)
                     && (sees("sklearn") || rules::index_work_methods().iter().any(|(library, methods)| methods.contains(w) && sees(library)))
             });
+            // (A flow can tell a value only where one reaches the function:
+            // see [`flow_reach`]; or where a method only one library's
+            // objects have tells it.)
+            let reads_flows = reads_flows && (reads_self_flows || uses_only_words || reach(index) || documents_a_value(&text[d.range.clone()]));
             if starts || chain || reads_values || loop_writes || reads_flows || model_flows {
                 return false;
             }
@@ -808,15 +822,106 @@ pub(crate) fn table_methods() -> &'static FxHashSet<&'static str> {
     })
 }
 
-/// Whether `token` (in `code`) follows a dot: an attribute or a method.
-/// Whether `token` (in `code`) is a method or attribute of `self` or `cls`
-/// (`self.groupby`): no caller passes those, so no flow tells their value.
-pub(crate) fn on_self(code: &str, token: &str) -> bool {
-    let start = token.as_ptr() as usize - code.as_ptr() as usize;
-    let before = code[..start].trim_end_matches(|c: char| c == '.' || c.is_whitespace());
-    before.ends_with("self") || before.ends_with("cls")
+/// The neighbours (see `plan::words::neighbours`) of the outline's definitions.
+pub(crate) fn definition_neighbours(plain: &str, outline: &gpulens_syntax::outline::Outline) -> Vec<Vec<usize>> {
+    let names: Vec<Option<&str>> = outline.definitions.iter().map(|d| Some(d.name.as_str())).collect();
+    let forms: Vec<Form> = outline
+        .definitions
+        .iter()
+        .map(|d| match d.classes.last() {
+            Some(line) => outline.classes.iter().find(|c| c.line_start == *line).map_or(Form::Unknown, |c| Form::Method(c.range.clone())),
+            None => Form::Function,
+        })
+        .collect();
+    let starts: Vec<usize> = outline.definitions.iter().map(|d| d.range.start).collect();
+    let called: Vec<FlowCalls> = outline.definitions.iter().map(|d| flow_calls(&plain[d.range.clone()])).collect();
+    let called: Vec<&FlowCalls> = called.iter().collect();
+    neighbours(&names, &forms, &starts, &called)
 }
 
+/// Which definitions a value may flow into or out of (see `semantic::flow`):
+/// those with a neighbour (`near`), those the module's code outside them
+/// calls, and those calling themselves (a recursive call returns what they
+/// return). By name, so a superset.
+pub(crate) fn flow_reach(plain: &str, outline: &gpulens_syntax::outline::Outline, near: &[Vec<usize>]) -> Vec<bool> {
+    let mut from_outside: FxHashSet<String> = FxHashSet::default();
+    for r in &outline.statements {
+        from_outside.extend(all_called_names(&plain[r.clone()]));
+    }
+    outline
+        .definitions
+        .iter()
+        .zip(near)
+        .map(|(d, near)| {
+            // (Its body: past its name in its header, which `(` follows too.)
+            let code = &plain[d.range.clone()];
+            let body = code.find("def").and_then(|k| code[k..].find(d.name.as_str()).map(|n| k + n + d.name.len())).map_or(code, |at| &code[at..]);
+            !near.is_empty() || from_outside.contains(&d.name) || all_called_names(body).contains(&d.name)
+        })
+        .collect()
+}
+
+/// Whether `text` (a definition) may document a parameter's type that
+/// makes a value (see `semantic::docstrings`): read from every line of its
+/// text, and from each line's first string on (a docstring on the `def` line).
+pub(crate) fn documents_a_value(text: &str) -> bool {
+    let makes = |doc: &str| semantic::documented_types(doc).iter().any(|(_, ty)| semantic::type_text_value(ty) != semantic::Value::Unknown);
+    makes(text)
+        || text.lines().any(|line| {
+            let line = line.trim_start();
+            line.find(['"', '\'']).is_some_and(|q| q > 0 && makes(&line[q..]))
+        })
+}
+
+/// Whether `token` (in `code`, a method or attribute) may be read on a
+/// value some flow tells (see `semantic::flow`): not on `self` or `cls`
+/// themselves (no caller passes those), nor on a literal (in the blanked
+/// code, a string left only blanks: `", ".join` reads `return   .join`).
+/// `Some(true)` when the receiver is an attribute of `self` or `cls`
+/// (`self.data.groupby`), whose value other methods set.
+pub(crate) fn flow_receiver(code: &str, token: &str) -> Option<bool> {
+    let bytes = code.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let start = token.as_ptr() as usize - code.as_ptr() as usize;
+    let mut dot = last_code_byte(&bytes[..start])?;
+    let mut first = true;
+    loop {
+        let end = last_code_byte(&bytes[..dot])?;
+        return match bytes[end] {
+            // A call's or a subscript's result: anything.
+            b')' | b']' => Some(false),
+            c if is_word(c) => {
+                let from = bytes[..=end].iter().rposition(|b| !is_word(*b)).map_or(0, |i| i + 1);
+                let word = &code[from..=end];
+                if word.as_bytes()[0].is_ascii_digit() {
+                    return None;
+                }
+                match last_code_byte(&bytes[..from]) {
+                    // An attribute: on to the name it starts from.
+                    Some(k) if bytes[k] == b'.' => {
+                        dot = k;
+                        first = false;
+                        continue;
+                    }
+                    _ if matches!(word, "self" | "cls") => (!first).then_some(true),
+                    _ if PYTHON_KEYWORDS.contains(&word) => None,
+                    _ => Some(false),
+                }
+            }
+            // A string's closing quote (an f-string is kept), a dict or set,
+            // or an operator before a blanked string.
+            _ => None,
+        };
+    }
+}
+
+/// Python's keywords that may stand before an expression.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "and", "as", "assert", "await", "del", "elif", "else", "for", "from", "if", "in", "is", "lambda", "not", "or", "return",
+    "while", "with", "yield", "print", "case", "match",
+];
+
+/// Whether `token` (in `code`) follows a dot: an attribute or a method.
 pub(crate) fn is_method(code: &str, token: &str) -> bool {
     let start = token.as_ptr() as usize - code.as_ptr() as usize;
     last_code_byte(&code.as_bytes()[..start]).map(|k| code.as_bytes()[k]) == Some(b'.')
