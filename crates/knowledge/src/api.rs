@@ -140,6 +140,10 @@ pub struct ApiMapping {
     pub support: Support,
     pub note: Option<String>,
     pub size: Option<SizeSpec>,
+    /// The argument giving the number of bins, for a function whose results
+    /// are one count per bin and the bins' edges, one more
+    /// (`counts, edges = np.histogram(x, bins=36)`): as small as that number.
+    pub bins: Option<SizeSpec>,
     #[serde(default)]
     pub fallbacks: Vec<Fallback>,
     /// Typical speedup on a large input, when a source gives one (e.g. "5-50x").
@@ -229,4 +233,9 @@ pub struct Methods {
     /// `subgraph`): a value the code uses them on is one of these objects.
     #[serde(default)]
     pub only: Names,
+    /// Functions (qualified names) that check or convert the arrays they
+    /// are given and return each as an array of the same size
+    /// (`check_X_y(X, y)`): what they return is what they were passed.
+    #[serde(default)]
+    pub converters: Names,
 }

@@ -277,6 +277,12 @@ impl Knowledge {
         self.methods.iter().find(|m| m.only.contains(name)).map(|m| m.module.as_str())
     }
 
+    /// Whether the function `qualified` returns the arrays it is given,
+    /// checked or converted (see [`Methods::converters`]).
+    pub fn converter(&self, qualified: &str) -> bool {
+        self.methods.iter().any(|m| m.converters.contains(qualified))
+    }
+
     /// Every name of every library's `only` list (see [`Methods::only`]).
     pub fn only_words(&self) -> impl Iterator<Item = &str> {
         self.methods.iter().flat_map(|m| m.only.iter())

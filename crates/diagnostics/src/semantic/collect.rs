@@ -289,9 +289,21 @@ impl<'t> Module<'t> {
             self.bind(scope, left, Binding::Assigned(right));
         } else if scope != MODULE_SCOPE && matches!(left.kind_name(), "pattern_list" | "tuple_pattern") {
             let mut cursor = left.walk();
-            let names: Vec<Node<'t>> = left.named_children(&mut cursor).filter(|n| n.kind_name() == "identifier").collect();
-            for name in names {
-                self.bind(scope, name, Binding::Unpacked(right));
+            let targets: Vec<Node<'t>> = left.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+            // `a, b = x.copy(), y`: each name is its own item's value (bound
+            // once the whole right side is evaluated).
+            let mut cursor = right.walk();
+            let items: Vec<Node<'t>> = right.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+            let pairwise = matches!(right.kind_name(), "expression_list" | "tuple")
+                && items.len() == targets.len()
+                && !items.iter().chain(&targets).any(|n| matches!(n.kind_name(), "list_splat" | "list_splat_pattern"));
+            for (index, target) in targets.iter().enumerate() {
+                if target.kind_name() != "identifier" {
+                    continue;
+                }
+                let binding = if pairwise { Binding::Assigned(items[index]) } else { Binding::Unpacked(right, index as u8) };
+                let name = &self.text[target.byte_range()];
+                self.bindings.entry((scope, name)).or_default().push((right.end_byte(), binding));
             }
         }
     }

@@ -81,8 +81,9 @@ enum Binding<'t> {
     Annotated(Node<'t>),
     /// `for name in range(…)`
     LoopIndex,
-    /// `a, b = expr` in a function: one element of what `expr` holds.
-    Unpacked(Node<'t>),
+    /// `a, b = expr` in a function: one element (the one at this index) of
+    /// what `expr` holds.
+    Unpacked(Node<'t>, u8),
     /// `for x in expr`, `for i, x in enumerate(expr)`, `for x, y in zip(expr, …)`:
     /// one element of what `expr` holds at a time.
     Element(Node<'t>),
@@ -567,7 +568,7 @@ impl<'t> Module<'t> {
                         Binding::Assigned(rhs) => ("=", self.text_of(*rhs)),
                         Binding::Annotated(ty) => (":", self.text_of(*ty)),
                         Binding::LoopIndex => ("for", ""),
-                        Binding::Unpacked(rhs) => ("unpack", self.text_of(*rhs)),
+                        Binding::Unpacked(rhs, _) => ("unpack", self.text_of(*rhs)),
                         Binding::Element(of) => ("element", self.text_of(*of)),
                         Binding::Parameter => ("parameter", ""),
                         Binding::Number(_) => ("number", ""),

@@ -296,12 +296,16 @@ impl<'t> Module<'t> {
                 _ => Value::Unknown,
             },
             "list" | "tuple" => Value::Array(element_count(expr)),
+            // `[f(k) for k in range(8)]`: as many elements as the range has.
+            "list_comprehension" => Value::Array(self.comprehension_count(expr, scope, depth)),
             "identifier" => {
                 let name = self.text_of(expr);
                 if let Some(target) = self.import_at(name, expr.start_byte()) {
                     return if NUMBER_CONSTANTS.contains(&target) { Value::Scalar } else { Value::Unknown };
                 }
-                match self.lookup(scope, name, expr.start_byte()) {
+                // A comprehension's own variable (which nothing outside it sees).
+                let binding = self.comprehension_variable(expr, name).or_else(|| self.lookup(scope, name, expr.start_byte()));
+                match binding {
                     Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
                     // An annotation that names no data (`Any`, a protocol) leaves
                     // the other evidence a parameter has.
@@ -320,10 +324,28 @@ impl<'t> Module<'t> {
                     Some(Binding::Element(of)) => {
                         if self.one_dimensional_at(of, scope, depth) { Value::Scalar } else { Value::Unknown }
                     }
-                    Some(Binding::Unpacked(rhs)) => match self.eval(rhs, scope, depth) {
-                        Value::Array(Some(n)) if n <= 16 => Value::Scalar,
-                        _ => Value::Unknown,
-                    },
+                    Some(Binding::Unpacked(rhs, index)) => {
+                        // What a validator returns: its arguments, as arrays
+                        // (`X, y = check_X_y(X, y)`).
+                        // `counts, edges = np.histogram(x, bins=36)`: one count per bin, one edge more.
+                        if let Some(bins) = self.bin_count(rhs, scope, depth) {
+                            return match index {
+                                0 => Value::Array(Some(bins)),
+                                1 => Value::Array(Some(bins.saturating_add(1))),
+                                _ => Value::Unknown,
+                            };
+                        }
+                        if let Some(argument) = self.validated_argument(rhs, index as usize) {
+                            return match self.eval(argument, scope, depth) {
+                                Value::Array(n) | Value::Frame(n) => Value::Array(n),
+                                _ => Value::Unknown,
+                            };
+                        }
+                        match self.eval(rhs, scope, depth) {
+                            Value::Array(Some(n)) if n <= 16 => Value::Scalar,
+                            _ => Value::Unknown,
+                        }
+                    }
                     Some(Binding::Parameter) => self.parameter_value(scope, name, depth).0,
                     Some(Binding::Grown) | None => Value::Unknown,
                 }
@@ -418,6 +440,71 @@ impl<'t> Module<'t> {
     /// numbers, or element-wise math on such arrays and numbers.
     pub fn one_dimensional(&self, expr: Node<'_>, scope: usize) -> bool {
         self.one_dimensional_at(expr, scope, 0)
+    }
+
+    /// What the comprehension around `expr` that binds `name` binds it to,
+    /// if one does: an index of `range(...)`, or an element of what it
+    /// iterates over.
+    fn comprehension_variable(&self, expr: Node<'_>, name: &str) -> Option<Binding<'t>> {
+        let expr = self.own_node(expr)?;
+        for outer in self.ancestors(expr) {
+            match outer.kind_name() {
+                "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {}
+                "function_definition" | "lambda" | "class_definition" | "module" => return None,
+                _ => continue,
+            }
+            let mut cursor = outer.walk();
+            for clause in outer.named_children(&mut cursor).filter(|c| c.kind_name() == "for_in_clause") {
+                let (Some(left), Some(right)) = (clause.field("left"), clause.field("right")) else { continue };
+                if left.kind_name() == "identifier" && self.text_of(left) == name {
+                    let over_range = right.kind_name() == "call" && right.field("function").is_some_and(|f| self.text_of(f) == "range");
+                    return Some(if over_range { Binding::LoopIndex } else { Binding::Element(right) });
+                }
+                // A name among several targets (`for i, x in ...`): not read here.
+                if self.text_of(left).split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|n| n == name) {
+                    return Some(Binding::Grown);
+                }
+            }
+        }
+        None
+    }
+
+    /// How many elements a list comprehension makes: one per index of its
+    /// one `range` of a known length, when nothing filters them.
+    fn comprehension_count(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        let mut cursor = expr.walk();
+        let clauses: Vec<Node<'_>> = expr.named_children(&mut cursor).skip(1).collect();
+        let [clause] = clauses.as_slice() else { return None };
+        let right = clause.field("right").filter(|r| clause.kind_name() == "for_in_clause" && r.kind_name() == "call")?;
+        if right.field("function").is_none_or(|f| self.text_of(f) != "range") {
+            return None;
+        }
+        let args = super::positional_arguments(right);
+        let value = |i: usize| args.get(i).map(|a| self.eval(*a, scope, depth + 1));
+        match (args.len(), value(0), value(1)) {
+            (1, Some(Value::Int(n)), _) => Some(n),
+            (2, Some(Value::Int(a)), Some(Value::Int(b))) => Some(b.saturating_sub(a)),
+            _ => None,
+        }
+    }
+
+    /// The number of bins `rhs` asks for, when it is a call of a histogram
+    /// function (see the knowledge's `bins`) given a number of them.
+    fn bin_count(&self, rhs: Node<'t>, scope: usize, depth: u32) -> Option<u64> {
+        if rhs.kind_name() != "call" {
+            return None;
+        }
+        let (_, api) = self.resolve_call(rhs)?;
+        let spec = api.bins.as_ref()?;
+        self.size_of_call(rhs, spec, scope, depth + 1)
+    }
+
+    /// The argument at `index` of `rhs`, when `rhs` is a call of a function
+    /// that returns its arguments checked or converted (`check_X_y(X, y)`).
+    fn validated_argument(&self, rhs: Node<'t>, index: usize) -> Option<Node<'t>> {
+        let function = rhs.field("function").filter(|_| rhs.kind_name() == "call")?;
+        let name = self.qualified_name(function)?;
+        self.knowledge.converter(&name).then(|| super::positional_arguments(rhs).get(index).copied()).flatten()
     }
 
     pub(super) fn one_dimensional_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
@@ -613,6 +700,13 @@ impl<'t> Module<'t> {
         if let Some(name) = self.qualified_name(function) {
             if let Some(v) = self.gpu_call_value(&name, call, scope, depth) {
                 return v;
+            }
+            // `X = check_array(X)`: the array it was given.
+            if self.knowledge.converter(&name) {
+                return match super::positional_arguments(call).first().map(|a| self.eval(*a, scope, depth)) {
+                    Some(Value::Array(n) | Value::Frame(n)) => Value::Array(n),
+                    _ => Value::Unknown,
+                };
             }
         }
         if let Some((name, api)) = self.resolve_call(call) {
