@@ -304,9 +304,15 @@ fn names_out_of_sight_keep_nothing() {
 #[test]
 fn light_operations_in_loops() {
     let text = "import numpy as np\n\n\
-                def per_piece(pieces):\n    for piece in pieces:\n        print(np.abs(piece).max())\n\n\
+                def per_piece(pieces):\n    for piece in pieces:\n        print(np.abs(piece))\n\n\
+                def per_piece_max(pieces):\n    for piece in pieces:\n        print(np.abs(piece).max())\n\n\
                 def per_column(table, n):\n    j = 0\n    while j < n:\n        print(np.abs(table[:, j]))\n        j = j + 1\n";
-    assert_eq!(gpulens_diagnostics::analysed_definitions(text), Some(vec!["per_column".to_string()]));
+    // (`np.abs(piece).max()` keeps its function: `.max()` on an array is
+    // `np.max`, and the bytes can't tell whether `np.abs` made one.)
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["per_piece_max".to_string(), "per_column".to_string()])
+    );
     same_as_whole(text);
 }
 
@@ -580,4 +586,23 @@ fn flow_methods_keep_what_a_flow_can_reach() {
         Some(vec!["documented".to_string(), "summarize".to_string(), "load".to_string()])
     );
     same_as_whole(text);
+}
+
+/// An array method that mirrors a NumPy function (`a.dot(b)` is
+/// `np.dot(a, b)`) keeps its function where the array can be known: made by
+/// NumPy there, passed by a caller, documented; not on a module's function
+/// (`np.mean`) or where nothing can tell the receiver.
+#[test]
+fn mirrored_methods_keep_what_an_array_can_reach() {
+    let text = "import numpy as np\n\n\
+                def gram(n):\n    A = np.random.rand(n, n)\n    return A.T.dot(A)\n\n\
+                def documented(A):\n    \"\"\"A : ndarray of shape (n, n)\"\"\"\n    return A.T.dot(A)\n\n\
+                def unknown(A):\n    return A.T.dot(A)\n\n\
+                def total(values):\n    return sum(v.sum() for v in values)\n";
+    assert_eq!(
+        gpulens_diagnostics::analysed_definitions(text),
+        Some(vec!["gram".to_string(), "documented".to_string()])
+    );
+    let whole = same_as_whole(text);
+    assert!(whole.iter().filter(|f| f.code == "CUPY001").count() >= 2, "{whole:?}");
 }

@@ -238,4 +238,9 @@ pub struct Methods {
     /// (`check_X_y(X, y)`): what they return is what they were passed.
     #[serde(default)]
     pub converters: Names,
+    /// Methods of the library's array that do what its function of the same
+    /// name does, the array being the function's first argument
+    /// (`a.dot(b)` is `numpy.dot(a, b)`).
+    #[serde(default)]
+    pub mirrors: Names,
 }

@@ -283,6 +283,17 @@ impl Knowledge {
         self.methods.iter().any(|m| m.converters.contains(qualified))
     }
 
+    /// The function an array method mirrors (`dot` → `numpy.dot`), if the
+    /// method is one of a library's `mirrors` (see [`Methods::mirrors`]).
+    pub fn mirrored(&self, method: &str) -> Option<String> {
+        self.methods.iter().find(|m| m.mirrors.contains(method)).map(|m| format!("{}.{method}", m.module))
+    }
+
+    /// Every array method that mirrors a function (see [`Methods::mirrors`]).
+    pub fn mirror_words(&self) -> impl Iterator<Item = &str> {
+        self.methods.iter().flat_map(|m| m.mirrors.iter())
+    }
+
     /// Every name of every library's `only` list (see [`Methods::only`]).
     pub fn only_words(&self) -> impl Iterator<Item = &str> {
         self.methods.iter().flat_map(|m| m.only.iter())

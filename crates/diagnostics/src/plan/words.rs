@@ -176,7 +176,8 @@ pub(crate) fn flow_calls(text: &str) -> FlowCalls {
 /// Whether `token` is a method a rule reads on a value the code's own
 /// evidence may tell (a parameter documented as a DataFrame, passed one by
 /// a caller): a pandas method the knowledge maps, a method only one
-/// library's objects have, or a model's work method.
+/// library's objects have, an array method that mirrors a function
+/// (`a.dot(b)`), or a model's work method.
 pub(crate) fn value_method_word(token: &str) -> bool {
     static WORDS: std::sync::OnceLock<FxHashSet<String>> = std::sync::OnceLock::new();
     WORDS
@@ -190,6 +191,7 @@ pub(crate) fn value_method_word(token: &str) -> bool {
                 }
             }
             words.extend(knowledge.only_words().map(|w| w.split("().").next().unwrap_or(w).to_string()));
+            words.extend(knowledge.mirror_words().map(str::to_string));
             words.extend(rules::model_work().iter().map(str::to_string));
             words
         })

@@ -522,11 +522,13 @@ pub(crate) fn irrelevant_definitions<'p>(
     // rules them out without a lookup.
     let mut notable = Signatures::default();
     let knowledge_only: Vec<&str> = knowledge.only_words().map(|w| w.split("().").next().unwrap_or(w)).collect();
+    let mirrors: Vec<&str> = knowledge.mirror_words().collect();
     for name in rules::model_work()
         .iter()
         .chain(rules::ray_queries().iter())
         .chain(table_methods().iter().copied())
         .chain(knowledge_only.iter().copied())
+        .chain(mirrors.iter().copied())
         .chain(live.keys().copied())
         .chain(imported.keys().copied())
     {
@@ -647,6 +649,8 @@ pub(crate) fn irrelevant_definitions<'p>(
             let mut reads_flows = false;
             let mut uses_only_words = false;
             let mut reads_self_flows = false;
+            let mut reads_mirrors = false;
+            let mut mirrors_through_self = false;
             // Model and index methods called (`.fit`, `.search`), read once the
             // function is seen whole.
             let mut work_names: Vec<&str> = Vec::new();
@@ -680,6 +684,15 @@ pub(crate) fn irrelevant_definitions<'p>(
                         reads_tables = reads_tables || (table_methods().contains(token) && is_method(part, token));
                         let only = knowledge_only.contains(&token);
                         uses_only_words |= only;
+                        // An array method that mirrors a function (`a.dot(b)`),
+                        // on anything but a literal or `self` itself.
+                        // (Not a module's function: `np.mean(x)`.)
+                        if mirrors.contains(&token) && is_method(part, token) && !receiver_is_module(part, token, &imported, &local) {
+                            if let Some(through_self) = flow_receiver(part, token) {
+                                reads_mirrors = true;
+                                mirrors_through_self |= through_self;
+                            }
+                        }
                         if !reads_flows && (table_methods().contains(token) || only) && is_method(part, token) {
                             if let Some(through_self) = flow_receiver(part, token) {
                                 reads_flows = true;
@@ -757,7 +770,11 @@ pub(crate) fn irrelevant_definitions<'p>(
             // see [`flow_reach`]; or where a method only one library's
             // objects have tells it.)
             let reads_flows = reads_flows && (reads_self_flows || uses_only_words || reach(index) || documents_a_value(&text[d.range.clone()]));
-            if starts || chain || reads_values || loop_writes || reads_flows || model_flows {
+            // (A mirrored method is read on an array the function makes, or
+            // one a flow or its docstring tells.)
+            let reads_mirrors = reads_mirrors
+                && (makes.is_some() || mirrors_through_self || reach(index) || documents_a_value(&text[d.range.clone()]));
+            if starts || chain || reads_values || loop_writes || reads_flows || model_flows || reads_mirrors {
                 return false;
             }
             // A model's or index's work through `self`: on an attribute built
@@ -912,6 +929,30 @@ pub(crate) fn flow_receiver(code: &str, token: &str) -> Option<bool> {
             // or an operator before a blanked string.
             _ => None,
         };
+    }
+}
+
+/// Whether the receiver of `token` (a method, in `code`) is a dotted name
+/// starting from a module the function sees imported (`np.mean`,
+/// `np.linalg.norm`): a module's function, not an array's method.
+fn receiver_is_module(code: &str, token: &str, imported: &FxHashMap<&str, Vec<String>>, local: &FxHashMap<&str, Vec<String>>) -> bool {
+    let bytes = code.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let start = token.as_ptr() as usize - code.as_ptr() as usize;
+    let Some(mut dot) = last_code_byte(&bytes[..start]) else { return false };
+    loop {
+        let Some(end) = last_code_byte(&bytes[..dot]) else { return false };
+        if !is_word(bytes[end]) {
+            return false;
+        }
+        let from = bytes[..=end].iter().rposition(|b| !is_word(*b)).map_or(0, |i| i + 1);
+        match last_code_byte(&bytes[..from]) {
+            Some(k) if bytes[k] == b'.' => dot = k,
+            _ => {
+                let root = &code[from..=end];
+                return imported.contains_key(root) || local.contains_key(root);
+            }
+        }
     }
 }
 

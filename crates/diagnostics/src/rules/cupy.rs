@@ -5,7 +5,10 @@
 //! GPU alone, 0.7x once the copies are counted). So a call earns a hint when
 //! its work per element is heavy (FFT, sort, matmul, transcendental math,
 //! random generation on the device), or when its function runs a chain of
-//! array operations, so the data can stay on the GPU between them.
+//! array operations on the same data (or the call works on the data of a
+//! heavy one), so the data can stay on the GPU between them. An array's
+//! method that mirrors a function (`a.dot(b)`, `a.sum()`) counts as that
+//! function.
 
 use gpulens_syntax::NodeExt;
 use rustc_hash::FxHashMap as HashMap;
@@ -199,7 +202,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     {
         return true;
     }
-    crate::semantic::positional_arguments(node).into_iter().any(|arg| {
+    call.cx.module.positional(node).into_iter().any(|arg| {
         determinant_taken(call, arg)
             || context::small_structure(cx, node, arg)
             || context::names_a_transform(cx, arg)
@@ -208,33 +211,130 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
 }
 
 /// For each candidate call (by node id), the length of the chain it is part
-/// of: the statements of its function that hold a candidate and can run in
-/// the same pass as it. Operations in one statement (`np.where(x >= 0,
-/// np.floor(x), np.ceil(x))`) are one pass over the data, and operations in
-/// branches of an `if` that exclude each other never run together.
-pub(super) fn chains<'t>(module: &Module<'t>, in_scope: &HashMap<usize, Vec<Node<'t>>>) -> HashMap<usize, u32> {
+/// of: the statements of its function that hold a candidate, work on the
+/// same data as it (directly or through each other: one reads what another
+/// reads or makes) and can run in the same pass as it. Data that stays on
+/// the GPU between operations is what a chain saves copies of; operations
+/// on unrelated arrays save none. Operations in one statement
+/// (`np.where(x >= 0, np.floor(x), np.ceil(x))`) are one pass over the data, and
+/// operations in branches of an `if` that exclude each other never run
+/// together.
+pub(super) fn chains<'t>(
+    module: &Module<'t>,
+    in_scope: &HashMap<usize, Vec<Node<'t>>>,
+    heavy: &rustc_hash::FxHashSet<usize>,
+) -> HashMap<usize, Chain<'t>> {
     let mut out = HashMap::default();
-    for calls in in_scope.values() {
+    for (&scope, calls) in in_scope {
         let statements: Vec<Node<'_>> = calls.iter().map(|c| statement_of(module, *c)).collect();
         // Past a few dozen candidates, every statement counts: the chain is
         // long anyway (and comparing each pair would be quadratic).
         if calls.len() > 64 {
             let distinct = statements.iter().map(|s| s.id()).collect::<std::collections::HashSet<_>>().len() as u32;
-            out.extend(calls.iter().map(|c| (c.id(), distinct)));
+            out.extend(calls.iter().map(|c| (c.id(), Chain { statements: distinct, heavy: None })));
             continue;
         }
+        // Statements joined by the data they share (union-find over calls).
+        let names: Vec<Vec<&str>> = calls.iter().zip(&statements).map(|(c, s)| data_names(module, scope, *s, *c)).collect();
+        let mut group: Vec<usize> = (0..calls.len()).collect();
+        fn root(group: &mut [usize], mut i: usize) -> usize {
+            while group[i] != i {
+                group[i] = group[group[i]];
+                i = group[i];
+            }
+            i
+        }
+        for i in 0..calls.len() {
+            for j in i + 1..calls.len() {
+                let shared = statements[i].id() == statements[j].id() || names[i].iter().any(|n| names[j].contains(n));
+                if shared {
+                    let (a, b) = (root(&mut group, i), root(&mut group, j));
+                    group[a] = b;
+                }
+            }
+        }
         for (i, call) in calls.iter().enumerate() {
+            let mine = root(&mut group, i);
             let mut seen: Vec<usize> = Vec::new();
+            let mut partner = None;
             for (j, other) in calls.iter().enumerate() {
-                if seen.contains(&statements[j].id()) || (i != j && exclusive(module, *call, *other)) {
+                if root(&mut group, j) != mine || seen.contains(&statements[j].id()) || (i != j && exclusive(module, *call, *other)) {
                     continue;
                 }
                 seen.push(statements[j].id());
+                // (In another statement: one statement is one pass, its heavy
+                // call's own hint.)
+                if statements[j].id() != statements[i].id() && partner.is_none() && heavy.contains(&other.id()) {
+                    partner = Some(*other);
+                }
             }
-            out.insert(call.id(), seen.len() as u32);
+            // (A statement holding a heavy call is that call's one pass.)
+            let own_heavy = calls.iter().enumerate().any(|(j, o)| j != i && statements[j].id() == statements[i].id() && heavy.contains(&o.id()));
+            let partner = partner.filter(|_| !own_heavy);
+            out.insert(call.id(), Chain { statements: seen.len() as u32, heavy: partner });
         }
     }
     out
+}
+
+/// The chain a candidate call is part of (see [`chains`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chain<'t> {
+    /// How many statements it spans.
+    pub(super) statements: u32,
+    /// A call in it, other than this one, whose work per element is heavy
+    /// (reported on its own: its data moves to the GPU anyway).
+    pub(super) heavy: Option<Node<'t>>,
+}
+
+/// Whether the call's work per element is heavy enough to pay for the
+/// copies on its own (a product with a vector or a tiny matrix is not).
+pub(super) fn heavy(call: &Call<'_, '_>) -> bool {
+    call.api.heavy && !light_product(call)
+}
+
+/// The data a candidate call works on: the names it reads (its arguments,
+/// a mirrored method's array) and those its statement assigns, leaving out
+/// modules, numbers, keywords' and attributes' names; and the names those
+/// were computed from (`d = A.sum(axis=0)` is `A`'s data), a few
+/// assignments back.
+fn data_names<'t>(module: &Module<'t>, scope: usize, statement: Node<'t>, call: Node<'t>) -> Vec<&'t str> {
+    let mut names: Vec<&'t str> = Vec::new();
+    let mut roots: Vec<(Node<'t>, u32)> = Vec::new();
+    if let Some(arguments) = call.field("arguments") {
+        roots.push((arguments, 0));
+    }
+    if let Some(receiver) = module.mirror_receiver(call) {
+        roots.push((receiver, 0));
+    }
+    // What the statement assigns (`y = np.fft.fft(x)` makes `y`).
+    let assignment = statement.named_child(0).filter(|a| matches!(a.kind_name(), "assignment" | "augmented_assignment"));
+    if let Some(left) = assignment.and_then(|a| a.field("left")) {
+        roots.push((left, 3));
+    }
+    while let Some((root, back)) = roots.pop() {
+        for n in module.preorder(root).filter(|n| n.kind_name() == "identifier") {
+            let parent = module.parent(n);
+            let label = parent.is_some_and(|p| {
+                (p.kind_name() == "keyword_argument" && p.field("name") == Some(n))
+                    || (p.kind_name() == "attribute" && p.field("attribute") == Some(n))
+            });
+            let name = module.text_of(n);
+            if label || names.contains(&name) || module.import_at(name, n.start_byte()).is_some() {
+                continue;
+            }
+            if matches!(module.value(n, scope), Value::Int(_) | Value::Scalar) {
+                continue;
+            }
+            names.push(name);
+            if back < 3 {
+                if let Some(rhs) = module.assigned_from(n, scope) {
+                    roots.push((rhs, back + 1));
+                }
+            }
+        }
+    }
+    names
 }
 
 /// The statement holding `node`: its ancestor that sits directly in a block
@@ -316,13 +416,17 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
 }
 
 /// `value`: what [`candidate`] said of the call.
-pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<usize, u32>, out: &mut Vec<Finding>) {
+pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<usize, Chain<'_>>, out: &mut Vec<Finding>) {
     let Some(value) = value else { return };
     let api = call.api;
-    let chain = chains.get(&call.site.node.id()).copied().unwrap_or(0);
-    let heavy = api.heavy && !light_product(call);
+    let found = chains.get(&call.site.node.id()).copied();
+    let chain = found.map_or(0, |c| c.statements);
+    let heavy = heavy(call);
     let repeated = if !heavy && chain < CHAIN { block_read_in_loop(call) } else { None };
-    if !heavy && chain < CHAIN && repeated.is_none() {
+    // A cheap operation on the data of a heavy one (which goes to the GPU on
+    // its own hint): kept there too, it costs no copy in.
+    let with_heavy = if !heavy && chain < CHAIN && repeated.is_none() { found.and_then(|c| c.heavy) } else { None };
+    if !heavy && chain < CHAIN && repeated.is_none() && with_heavy.is_none() {
         return;
     }
     let gpu = api.gpu.as_deref().unwrap_or_default();
@@ -331,6 +435,12 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
         format!(
             " Its work per element is heavy, so the GPU pays off even counting the copy there and back.{}",
             fp64_phrase(call.cx)
+        )
+    } else if let Some(partner) = with_heavy {
+        let partner = partner.field("function").map_or("", |f| call.cx.module.text_of(f));
+        format!(
+            " It works on the same data as `{partner}`, whose work is heavy enough to move to the GPU on its own: kept \
+             there with it, this needs no copy of its own (one cheap operation alone would lose to the copies)."
         )
     } else if let Some(array) = repeated {
         format!(

@@ -36,16 +36,21 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     // chain they are part of; each call judged once.
     let mut in_scope: HashMap<usize, Vec<Node<'_>>> = HashMap::default();
     let mut candidates: HashMap<usize, Option<Value>> = HashMap::default();
+    let mut heavy: rustc_hash::FxHashSet<usize> = Default::default();
     for (site, resolved) in &resolved {
         if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
-            let value = cupy::candidate(&Call { site, name, api, cx });
+            let call = Call { site, name, api, cx };
+            let value = cupy::candidate(&call);
             if value.is_some() {
                 in_scope.entry(site.scope).or_default().push(site.node);
+                if cupy::heavy(&call) {
+                    heavy.insert(site.node.id());
+                }
             }
             candidates.insert(site.node.id(), value);
         }
     }
-    let chains = cupy::chains(cx.module, &in_scope);
+    let chains = cupy::chains(cx.module, &in_scope, &heavy);
     for (i, (site, resolved)) in resolved.into_iter().enumerate() {
         if i % 256 == 255 && (cx.cancel)() {
             return out; // a newer edit: nobody will read these

@@ -31,12 +31,26 @@ impl<'t> Module<'t> {
         found
     }
 
-    /// The first positional argument of a call.
-    /// The argument given by keyword `name` or, failing that, at position `index`.
+    /// The array a mirrored method is called on (`a` in `a.dot(b)`), when
+    /// `call` is one (see [`Module::resolve_mirror`]): the function's first argument.
+    pub(crate) fn mirror_receiver<'a>(&self, call: Node<'a>) -> Option<Node<'a>> {
+        if !self.mirror_calls.borrow().contains(&call.id()) {
+            return None;
+        }
+        call.field("function").and_then(|f| f.field("object"))
+    }
+
+    /// The argument given by keyword `name` or, failing that, at position
+    /// `index` (a mirrored method's array first).
     pub fn argument<'a>(&self, call: Node<'a>, name: &str, index: usize) -> Option<Node<'a>> {
         if let Some(value) = self.keyword(call, name) {
             return Some(value);
         }
+        let index = match self.mirror_receiver(call) {
+            Some(receiver) if index == 0 => return Some(receiver),
+            Some(_) => index - 1,
+            None => index,
+        };
         let args = call.field("arguments")?;
         let mut cursor = args.walk();
         let found = args
@@ -47,11 +61,27 @@ impl<'t> Module<'t> {
         found
     }
 
+    /// The first positional argument of a call (a mirrored method's array).
     pub fn first_positional<'a>(&self, call: Node<'a>) -> Option<Node<'a>> {
+        if let Some(receiver) = self.mirror_receiver(call) {
+            return Some(receiver);
+        }
         let args = call.field("arguments")?;
         let mut cursor = args.walk();
         let found = args.named_children(&mut cursor).find(|n| !matches!(n.kind_name(), "keyword_argument" | "comment"));
         found
+    }
+}
+
+impl<'t> Module<'t> {
+    /// The positional arguments of `call`, in order (a mirrored method's
+    /// array first; no keywords, no comments).
+    pub(crate) fn positional<'a>(&self, call: Node<'a>) -> Vec<Node<'a>> {
+        let mut args = positional_arguments(call);
+        if let Some(receiver) = self.mirror_receiver(call) {
+            args.insert(0, receiver);
+        }
+        args
     }
 }
 

@@ -197,6 +197,9 @@ pub struct Module<'t> {
     /// (Function scope, parameter, inside a flow) → what the parameter holds
     /// and why (see [`flow`]).
     parameters: std::cell::RefCell<HashMap<(usize, String, bool), ParameterValue>>,
+    /// Calls (by node id) of an array's method that mirrors a library
+    /// function (`a.dot(b)`): their receiver is the function's first argument.
+    mirror_calls: std::cell::RefCell<rustc_hash::FxHashSet<usize>>,
     /// Whether the evaluation under way reads a caller's argument or a
     /// callee's return (see [`flow`]): values flow one call away, no further.
     in_flow: std::cell::Cell<bool>,
@@ -361,6 +364,7 @@ impl<'t> Module<'t> {
             functions: std::cell::OnceCell::new(),
             in_flow: std::cell::Cell::new(false),
             parameters: std::cell::RefCell::new(HashMap::default()),
+            mirror_calls: Default::default(),
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),

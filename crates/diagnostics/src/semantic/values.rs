@@ -170,6 +170,9 @@ impl<'t> Module<'t> {
         if let Some(found) = self.resolve_call(call) {
             return Some(found);
         }
+        if let Some(found) = self.resolve_mirror(call, scope) {
+            return Some(found);
+        }
         let callee = call.field("function").filter(|f| f.kind_name() == "identifier")?;
         let Some(Binding::Assigned(value)) = self.lookup(scope, self.text_of(callee), callee.start_byte()) else { return None };
         if value.kind_name() != "attribute" {
@@ -177,6 +180,24 @@ impl<'t> Module<'t> {
         }
         let name = self.qualified_name(value)?;
         let api = self.knowledge.api(&name)?;
+        Some((name, api))
+    }
+
+    /// A call of an array's method that mirrors a library function
+    /// (`a.dot(b)` on a NumPy array `a` is `numpy.dot(a, b)`): the function
+    /// and its entry. Remembered, so that the call's arguments start with
+    /// the array (see [`Module::argument`]).
+    pub fn resolve_mirror(&self, call: Node<'_>, scope: usize) -> Option<(String, &'static ApiMapping)> {
+        let callee = call.field("function").filter(|f| f.kind_name() == "attribute")?;
+        let name = self.knowledge.mirrored(self.text_of(callee.field("attribute")?))?;
+        let api = self.knowledge.api(&name)?;
+        if !self.mirror_calls.borrow().contains(&call.id()) {
+            // (A NumPy array's: not a table's or a GPU array's.)
+            if !matches!(self.eval(callee.field("object")?, scope, 0), Value::Array(_)) {
+                return None;
+            }
+            self.mirror_calls.borrow_mut().insert(call.id());
+        }
         Some((name, api))
     }
 
@@ -573,7 +594,18 @@ impl<'t> Module<'t> {
                             && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))
                             && positional.iter().all(|a| number(*a) || self.one_dimensional_at(*a, scope, depth))
                     }
-                    _ => false,
+                    // Random numbers of one size that is a number
+                    // (`np.random.rand(n)`, `rng.normal(size=n)`), not a shape.
+                    _ => self.knowledge.api(&name).filter(|api| api.kind == ApiKind::Generate).and_then(|api| api.size.as_ref()).is_some_and(|spec| {
+                        if spec.data {
+                            false
+                        } else if spec.varargs {
+                            positional.len() == 1 && number(positional[0])
+                        } else {
+                            let size = spec.keyword.as_deref().and_then(|k| self.keyword(expr, k)).or_else(|| spec.arg.and_then(|i| positional.get(i).copied()));
+                            size.is_some_and(number)
+                        }
+                    }),
                 }
             }
             _ => false,
@@ -709,7 +741,7 @@ impl<'t> Module<'t> {
                 };
             }
         }
-        if let Some((name, api)) = self.resolve_call(call) {
+        if let Some((name, api)) = self.resolve_call(call).or_else(|| self.resolve_mirror(call, scope)) {
             if matches!(name.as_str(), "numpy.dot" | "numpy.matmul") {
                 let (a, b) = (self.argument(call, "a", 0), self.argument(call, "b", 1));
                 if let Some(k) = a.zip(b).and_then(|(a, b)| self.gram_columns(a, b, scope)) {
@@ -822,7 +854,7 @@ impl<'t> Module<'t> {
         let Some(args) = call.field("arguments") else { return Value::Unknown };
         let mut cursor = args.walk();
         let mut merged: Option<Value> = None;
-        for arg in args.named_children(&mut cursor) {
+        for arg in self.mirror_receiver(call).into_iter().chain(args.named_children(&mut cursor)) {
             let v = match arg.kind_name() {
                 "keyword_argument" => continue,
                 "comment" => continue,
