@@ -198,7 +198,7 @@ async def test_a_large_document(client: GpulensClient):
     client.open(URI, text)
     diagnostics = await client.diagnostics_at(URI, 1)
     assert len(diagnostics) == 3 * 600
-    last = text.rindex("print(power.max())")
+    last = text.rindex("print(power[0])")
     r = rng(to_position(text, last, enc), to_position(text, last + len("print"), enc))
     client.change(URI, 2, [(r, "repr")])
     after = await client.diagnostics_at(URI, 2)
