@@ -16,12 +16,14 @@ mod arguments;
 mod collect;
 mod docstrings;
 mod flow;
+mod sizes;
 mod values;
 
 pub(crate) use arguments::*;
 pub(crate) use collect::*;
 pub(crate) use docstrings::*;
 pub use flow::Evidence;
+use sizes::*;
 pub(crate) use values::*;
 
 /// How deep value evaluation may recurse through expressions and bindings.

@@ -3,7 +3,7 @@
 
 use gpulens_syntax::NodeExt;
 
-use gpulens_knowledge::{ApiKind, ApiMapping, SizeSpec};
+use gpulens_knowledge::{ApiKind, ApiMapping};
 use gpulens_syntax::Node;
 
 use super::*;
@@ -455,14 +455,6 @@ impl<'t> Module<'t> {
         }
     }
 
-    /// `expr` is a one-dimensional array, as far as its construction shows:
-    /// a range or grid of points (`np.arange(n)`, `np.linspace(a, b, n)`),
-    /// an array made from one length (`np.zeros(n)`), a flat list of
-    /// numbers, or element-wise math on such arrays and numbers.
-    pub fn one_dimensional(&self, expr: Node<'_>, scope: usize) -> bool {
-        self.one_dimensional_at(expr, scope, 0)
-    }
-
     /// What the comprehension around `expr` that binds `name` binds it to,
     /// if one does: an index of `range(...)`, or an element of what it
     /// iterates over.
@@ -490,180 +482,12 @@ impl<'t> Module<'t> {
         None
     }
 
-    /// How many elements a list comprehension makes: one per index of its
-    /// one `range` of a known length, when nothing filters them.
-    fn comprehension_count(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
-        let mut cursor = expr.walk();
-        let clauses: Vec<Node<'_>> = expr.named_children(&mut cursor).skip(1).collect();
-        let [clause] = clauses.as_slice() else { return None };
-        let right = clause.field("right").filter(|r| clause.kind_name() == "for_in_clause" && r.kind_name() == "call")?;
-        if right.field("function").is_none_or(|f| self.text_of(f) != "range") {
-            return None;
-        }
-        let args = super::positional_arguments(right);
-        let value = |i: usize| args.get(i).map(|a| self.eval(*a, scope, depth + 1));
-        match (args.len(), value(0), value(1)) {
-            (1, Some(Value::Int(n)), _) => Some(n),
-            (2, Some(Value::Int(a)), Some(Value::Int(b))) => Some(b.saturating_sub(a)),
-            _ => None,
-        }
-    }
-
-    /// The number of bins `rhs` asks for, when it is a call of a histogram
-    /// function (see the knowledge's `bins`) given a number of them.
-    fn bin_count(&self, rhs: Node<'t>, scope: usize, depth: u32) -> Option<u64> {
-        if rhs.kind_name() != "call" {
-            return None;
-        }
-        let (_, api) = self.resolve_call(rhs)?;
-        let spec = api.bins.as_ref()?;
-        self.size_of_call(rhs, spec, scope, depth + 1)
-    }
-
     /// The argument at `index` of `rhs`, when `rhs` is a call of a function
     /// that returns its arguments checked or converted (`check_X_y(X, y)`).
     fn validated_argument(&self, rhs: Node<'t>, index: usize) -> Option<Node<'t>> {
         let function = rhs.field("function").filter(|_| rhs.kind_name() == "call")?;
         let name = self.qualified_name(function)?;
         self.knowledge.converter(&name).then(|| super::positional_arguments(rhs).get(index).copied()).flatten()
-    }
-
-    pub(super) fn one_dimensional_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
-        if self.cut(depth) {
-            return false;
-        }
-        let depth = depth + 1;
-        let number = |e: Node<'_>| matches!(self.eval(e, scope, depth), Value::Int(_) | Value::Scalar);
-        match expr.kind_name() {
-            "parenthesized_expression" => expr.named_child(0).is_some_and(|e| self.one_dimensional_at(e, scope, depth)),
-            "unary_operator" => expr.field("argument").is_some_and(|a| self.one_dimensional_at(a, scope, depth)),
-            "list" => {
-                let mut cursor = expr.walk();
-                let items: Vec<Node<'_>> = expr.named_children(&mut cursor).collect();
-                !items.is_empty() && items.iter().all(|i| number(*i))
-            }
-            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
-                Some(Binding::Assigned(rhs)) if self.import_at(self.text_of(expr), expr.start_byte()).is_none() => {
-                    self.one_dimensional_at(rhs, scope, depth)
-                }
-                Some(Binding::Parameter | Binding::Annotated(_)) => {
-                    self.documented.get(&(scope, self.text_of(expr))).is_some_and(|ty| vector_type(ty))
-                }
-                _ => false,
-            },
-            "binary_operator" => {
-                let (Some(l), Some(r)) = (expr.field("left"), expr.field("right")) else { return false };
-                let (lv, rv) = (self.one_dimensional_at(l, scope, depth), self.one_dimensional_at(r, scope, depth));
-                (lv && (rv || number(r))) || (rv && number(l))
-            }
-            "call" => {
-                let Some(function) = expr.field("function") else { return false };
-                // `a.ravel()`, `a.flatten()`: flat whatever `a` was.
-                if function.kind_name() == "attribute"
-                    && function.field("attribute").is_some_and(|m| matches!(self.text_of(m), "ravel" | "flatten"))
-                    && expr.field("arguments").is_some_and(|a| a.named_child_count() == 0)
-                {
-                    return true;
-                }
-                let Some(name) = self.qualified_name(function) else { return false };
-                let positional = positional_arguments(expr);
-                match name.as_str() {
-                    "numpy.arange" | "numpy.linspace" | "numpy.logspace" | "numpy.geomspace" => true,
-                    // A length, not a shape tuple.
-                    "numpy.zeros" | "numpy.ones" | "numpy.empty" | "numpy.full" => positional.first().is_some_and(|n| number(*n)),
-                    // The same shape as a vector.
-                    "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.copy" | "numpy.zeros_like"
-                    | "numpy.ones_like" | "numpy.empty_like" | "numpy.full_like" | "numpy.cumsum" | "numpy.sort" => {
-                        positional.first().is_some_and(|v| self.one_dimensional_at(*v, scope, depth))
-                    }
-                    // Flat by definition, whatever the input's shape.
-                    "numpy.ravel" | "numpy.flatnonzero" => true,
-                    // Without `axis`, np.append flattens both operands.
-                    "numpy.append" => self.keyword(expr, "axis").is_none(),
-                    // Joining a vector to anything gives a vector (the
-                    // others must be vectors too).
-                    "numpy.concatenate" | "numpy.hstack" => positional.first().is_some_and(|seq| {
-                        matches!(seq.kind_name(), "tuple" | "list") && {
-                            let mut cursor = seq.walk();
-                            let items: Vec<Node<'_>> = seq.named_children(&mut cursor).collect();
-                            items.iter().any(|i| self.one_dimensional_at(*i, scope, depth))
-                        }
-                    }),
-                    _ if self.knowledge.elementwise(&name) => {
-                        !positional.is_empty()
-                            && positional.iter().any(|a| self.one_dimensional_at(*a, scope, depth))
-                            && positional.iter().all(|a| number(*a) || self.one_dimensional_at(*a, scope, depth))
-                    }
-                    // Random numbers of one size that is a number
-                    // (`np.random.rand(n)`, `rng.normal(size=n)`), not a shape.
-                    _ => self.knowledge.api(&name).filter(|api| api.kind == ApiKind::Generate).and_then(|api| api.size.as_ref()).is_some_and(|spec| {
-                        if spec.data {
-                            false
-                        } else if spec.varargs {
-                            positional.len() == 1 && number(positional[0])
-                        } else {
-                            let size = spec.keyword.as_deref().and_then(|k| self.keyword(expr, k)).or_else(|| spec.arg.and_then(|i| positional.get(i).copied()));
-                            size.is_some_and(number)
-                        }
-                    }),
-                }
-            }
-            _ => false,
-        }
-    }
-
-    /// The number of columns (the last dimension) of the array `expr`,
-    /// when its documented shape gives it: a parameter documented as
-    /// `(n, 3)`, converted (`np.asarray`) or shifted (`points - centre`).
-    pub fn columns(&self, expr: Node<'_>, scope: usize) -> Option<u64> {
-        self.columns_at(expr, scope, 0)
-    }
-
-    pub(super) fn columns_at(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
-        if self.cut(depth) {
-            return None;
-        }
-        let depth = depth + 1;
-        match expr.kind_name() {
-            "parenthesized_expression" => self.columns_at(expr.named_child(0)?, scope, depth),
-            "identifier" => {
-                let name = self.text_of(expr);
-                match self.lookup(scope, name, expr.start_byte())? {
-                    Binding::Assigned(rhs) if self.import_at(name, expr.start_byte()).is_none() => self.columns_at(rhs, scope, depth),
-                    Binding::Parameter | Binding::Annotated(_) => documented_columns(self.documented.get(&(scope, name))?),
-                    _ => None,
-                }
-            }
-            "binary_operator" => {
-                let op = self.text_of(expr.field("operator")?);
-                if !matches!(op, "+" | "-" | "*" | "/") {
-                    return None;
-                }
-                let (l, r) = (expr.field("left")?, expr.field("right")?);
-                self.columns_at(l, scope, depth).or_else(|| self.columns_at(r, scope, depth))
-            }
-            "call" => {
-                let name = self.qualified_name(expr.field("function")?)?;
-                match name.as_str() {
-                    "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.ascontiguousarray" | "numpy.copy" => {
-                        self.columns_at(self.first_positional(expr)?, scope, depth)
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
-    }
-
-    /// `a` is `x.T` and `b` has as many columns as `x`, a known number `k`:
-    /// the product `x.T @ b` is a k x k matrix (a Gram or scatter matrix of
-    /// points, `np.dot(x.T, x)`). `k`.
-    pub fn gram_columns(&self, a: Node<'_>, b: Node<'_>, scope: usize) -> Option<u64> {
-        if a.kind_name() != "attribute" || self.text_of(a.field("attribute")?) != "T" {
-            return None;
-        }
-        let k = self.columns(a.field("object")?, scope)?;
-        (self.columns(b, scope)? == k).then_some(k)
     }
 
     pub(super) fn annotation_value(&self, ty: Node<'_>) -> Value {
@@ -881,129 +705,8 @@ impl<'t> Module<'t> {
         }
         merged.unwrap_or(Value::Unknown)
     }
-
-    /// Number of elements a call asks for, read from its arguments as `spec` says.
-    pub fn size_of_call(&self, call: Node<'_>, spec: &SizeSpec, scope: usize, depth: u32) -> Option<u64> {
-        let args = call.field("arguments")?;
-        let mut cursor = args.walk();
-        let children: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
-        let positional: Vec<Node<'_>> = children.iter().copied().filter(|n| n.kind_name() != "keyword_argument").collect();
-        if positional.iter().any(|n| matches!(n.kind_name(), "list_splat" | "dictionary_splat")) {
-            return None;
-        }
-        if spec.varargs {
-            if positional.is_empty() {
-                return Some(1);
-            }
-            return positional.iter().try_fold(1u64, |acc, &n| match self.eval(n, scope, depth) {
-                Value::Int(v) => Some(acc.saturating_mul(v)),
-                _ => None,
-            });
-        }
-        let keyword = spec.keyword.as_deref().and_then(|kw| {
-            children.iter().find_map(|n| {
-                (n.kind_name() == "keyword_argument"
-                    && n.field("name").is_some_and(|name| self.text_of(name) == kw))
-                .then(|| n.field("value"))
-                .flatten()
-            })
-        });
-        let arg = keyword.or_else(|| spec.arg.and_then(|i| positional.get(i).copied()))?;
-        if spec.data {
-            return match arg.kind_name() {
-                "dictionary" => {
-                    // A dict of columns: rows are the longest column.
-                    let mut cursor = arg.walk();
-                    let rows = arg
-                        .named_children(&mut cursor)
-                        .filter_map(|pair| pair.field("value"))
-                        .map(|v| self.eval(v, scope, depth).elements())
-                        .try_fold(0u64, |acc, n| n.map(|n| acc.max(n)));
-                    rows
-                }
-                _ => self.eval(arg, scope, depth).elements(),
-            };
-        }
-        self.shape_size(arg, scope, depth)
-    }
-
-    /// Elements in a shape: an int, or a tuple/list of ints.
-    pub(super) fn shape_size(&self, shape: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
-        match shape.kind_name() {
-            "tuple" | "list" => {
-                let mut cursor = shape.walk();
-                let dims: Vec<Node<'_>> = shape.named_children(&mut cursor).collect();
-                dims.into_iter().try_fold(1u64, |acc, d| match self.eval(d, scope, depth) {
-                    Value::Int(v) => Some(acc.saturating_mul(v)),
-                    _ => None,
-                })
-            }
-            // `np.zeros(x.shape)`: as many elements as `x`.
-            "attribute" if shape.field("attribute").is_some_and(|a| self.text_of(a) == "shape") => {
-                match shape.field("object").map(|o| self.eval(o, scope, depth)) {
-                    Some(Value::Array(n) | Value::Device(n)) => n,
-                    _ => None,
-                }
-            }
-            _ => match self.eval(shape, scope, depth) {
-                Value::Int(v) => Some(v),
-                _ => None,
-            },
-        }
-    }
 }
 
-pub(super) fn parse_int(text: &str) -> Option<u64> {
-    let t = text.replace('_', "");
-    let t = t.trim_end_matches(['l', 'L']);
-    let (digits, radix) = match t.get(..2) {
-        Some("0x" | "0X") => (&t[2..], 16),
-        Some("0o" | "0O") => (&t[2..], 8),
-        Some("0b" | "0B") => (&t[2..], 2),
-        _ => (t, 10),
-    };
-    u64::from_str_radix(digits, radix).ok()
-}
-
-/// Elements in a list/tuple literal, nested lists multiplied out.
-/// How `.reshape(...)` gives its shape: one argument (an int or a tuple of
-/// ints), or one dimension per argument.
-pub(super) fn reshape_spec(call: Node<'_>) -> SizeSpec {
-    let positional = call.field("arguments").map_or(0, |args| {
-        let mut cursor = args.walk();
-        let count = args.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).count();
-        count
-    });
-    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false }
-}
-
-pub(super) fn element_count(node: Node<'_>) -> Option<u64> {
-    let mut total = 1u64;
-    let mut node = node;
-    // Iterative descent through the first element: [[1, 2], [3, 4]] → 2 × 2.
-    for _ in 0..8 {
-        let mut cursor = node.walk();
-        let items: Vec<Node<'_>> = node.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
-        if items.iter().any(|n| matches!(n.kind_name(), "list_splat" | "list_comprehension")) {
-            return None;
-        }
-        total = total.saturating_mul(items.len() as u64);
-        match items.first() {
-            Some(first) if matches!(first.kind_name(), "list" | "tuple") => node = *first,
-            _ => return Some(total),
-        }
-    }
-    Some(total)
-}
-
-/// A parameter's default is a number (`1`, `0.5`, `-3`, `1e-6`).
-pub(super) fn number_literal(value: Node<'_>) -> bool {
-    match value.kind_name() {
-        "integer" | "float" => true,
-        "unary_operator" => value.field("argument").is_some_and(|a| matches!(a.kind_name(), "integer" | "float")),
-        _ => false,
-    }
-}
 
 /// Statements of `text` that assign to an attribute of `self` at the start
 /// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
