@@ -141,6 +141,21 @@ pub fn innermost_function<'t>(ancestors: impl IntoIterator<Item = Node<'t>>) -> 
     ancestors.into_iter().find(|n| n.kind_id() == function)
 }
 
+/// The string that is the first statement of a function's or class's body
+/// (`definition`): its docstring, quotes included.
+pub fn docstring<'t>(definition: Node<'t>) -> Option<Node<'t>> {
+    let first = definition.field("body")?.named_child(0).filter(|s| s.kind_name() == "expression_statement")?;
+    first.named_child(0).filter(|s| s.kind_name() == "string")
+}
+
+/// Whether `identifier`, a child of `parent`, labels something rather than
+/// naming a value: an attribute's name (`size` in `x.size`) or a keyword
+/// argument's (`axis` in `f(axis=0)`).
+pub fn is_label(parent: Node<'_>, identifier: Node<'_>) -> bool {
+    (parent.kind_name() == "attribute" && parent.field("attribute") == Some(identifier))
+        || (parent.kind_name() == "keyword_argument" && parent.field("name") == Some(identifier))
+}
+
 impl<'t> NodeExt<'t> for Node<'t> {
     fn kind_name(&self) -> &'static str {
         let names = names();

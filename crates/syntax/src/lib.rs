@@ -18,7 +18,7 @@ pub mod queries;
 
 pub use decode::{decode, DecodeError};
 pub use document::{parse, ByteEdit, Change, Document, Recent};
-pub use grammar::{grammar, innermost_function, Grammar, NodeExt};
+pub use grammar::{docstring, grammar, innermost_function, is_label, Grammar, NodeExt};
 pub use position::{LineIndex, Position, PositionEncoding, Range};
 pub use tree_sitter::{Node, Tree, TreeCursor};
 

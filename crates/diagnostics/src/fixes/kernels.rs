@@ -458,10 +458,7 @@ fn analyse<'t>(cx: &Context<'_, 't>, outer: Node<'t>, target: Target, math: Opti
                 let name = module.text_of(n);
                 let parent = n.parent();
                 // Attribute names and keyword names are not variables.
-                if parent.is_some_and(|p| {
-                    (p.kind_name() == "attribute" && p.field("attribute") == Some(n))
-                        || (p.kind_name() == "keyword_argument" && p.field("name") == Some(n))
-                }) {
+                if parent.is_some_and(|p| gpulens_syntax::is_label(p, n)) {
                     return;
                 }
                 if parent.is_some_and(|p| p.kind_name() == "attribute" && p.field("object") == Some(n))

@@ -253,6 +253,8 @@ pub(crate) struct OutsideSummary {
     for_fixes: Vec<String>,
     /// Imports in class bodies: (name, target, the units in their scope).
     class_imports: Vec<(String, String, Range<usize>)>,
+    /// What that code calls and defines, for the flows between functions.
+    flows: OutsideNames,
 }
 
 #[derive(Debug)]
@@ -264,7 +266,7 @@ pub(crate) struct NameFacts {
 }
 
 impl OutsideSummary {
-    pub(crate) fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize]) -> OutsideSummary {
+    pub(crate) fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize], flows: OutsideNames) -> OutsideSummary {
         let relevant = |target: &str| relevant_module(knowledge, target);
         let found = outside.outside_names(relevant);
         // Findings depend on which of the libraries the rules know the module
@@ -321,7 +323,7 @@ impl OutsideSummary {
                 (name.to_string(), target.to_string(), units_before(scope.start)..units_before(scope.end))
             })
             .collect();
-        OutsideSummary { names, names_hash: names_hash.finish(), depends, global, for_fixes, class_imports }
+        OutsideSummary { names, names_hash: names_hash.finish(), depends, global, for_fixes, class_imports, flows }
     }
 }
 
@@ -464,6 +466,41 @@ impl<K: PartialEq, V> Recently<K, V> {
     }
 }
 
+/// What the code outside a module's units (its gaps) calls, and the
+/// functions it defines (a definition the parse broke is no unit): the
+/// units values flow to and from there (see `semantic::flow`).
+#[derive(Debug, Default)]
+pub(crate) struct OutsideNames {
+    calls: FxHashSet<String>,
+    defined: FxHashSet<String>,
+}
+
+impl OutsideNames {
+    fn of(text: &str, found: &[(Node<'_>, Range<usize>, u8, Vec<Node<'_>>)]) -> OutsideNames {
+        let mut gaps = Vec::new();
+        let mut at = 0;
+        for (_, range, _, _) in found {
+            if range.start > at {
+                gaps.push(&text[at..range.start]);
+            }
+            at = at.max(range.end);
+        }
+        gaps.push(&text[at.min(text.len())..]);
+        let calls: FxHashSet<String> = gaps.iter().flat_map(|g| all_called_names(g)).collect();
+        let mut defined: FxHashSet<String> = FxHashSet::default();
+        for gap in &gaps {
+            let mut after_def = false;
+            for_each_name(gap, |token| {
+                if after_def {
+                    defined.insert(token.to_string());
+                }
+                after_def = token == "def";
+            });
+        }
+        OutsideNames { calls, defined }
+    }
+}
+
 /// Token scans of function texts, valid while the set of outside names is the same.
 #[derive(Debug, Default)]
 pub(crate) struct Scans {
@@ -499,7 +536,6 @@ pub(crate) struct Scans {
 }
 
 impl<'t> Plan<'t> {
-    /// Every unit with the names it calls in loops' reach (see `hot`).
     /// The units to leave unwalked, of those `skipped` marks: all but the
     /// neighbours of a unit that is walked (its findings read theirs).
     pub(crate) fn unwalked<'p>(&'p self, skipped: &[bool]) -> impl Iterator<Item = &'p Unit<'t>> + 'p {
@@ -512,6 +548,7 @@ impl<'t> Plan<'t> {
         self.units.iter().zip(skip).filter(|(_, s)| *s).map(|(u, _)| u)
     }
 
+    /// Every unit with the names it calls in loops' reach (see `hot`).
     pub(crate) fn units_and_calls(&self) -> Vec<(Node<'t>, &[String])> {
         self.units.iter().filter(|u| !u.calls.is_empty()).map(|u| (u.node, &u.calls[..])).collect()
     }
@@ -524,7 +561,7 @@ impl<'t> Plan<'t> {
         let summary = scans.outside.take(&fingerprint).unwrap_or_else(|| {
             let all = sorted(found.iter().map(|(node, _, _, _)| node.id()).collect());
             let module = Module::new_skipping(text, tree, knowledge, &all);
-            let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts));
+            let summary = std::sync::Arc::new(OutsideSummary::new(&module, knowledge, &starts, OutsideNames::of(text, &found)));
             outside = Some(module);
             summary
         });
@@ -652,13 +689,7 @@ impl<'t> Plan<'t> {
                         // The class's docstring: it may document what a
                         // parameter assigned to `self` holds (see
                         // `semantic::flow::documented_model`).
-                        let doc = class
-                            .field("body")
-                            .and_then(|b| b.named_child(0))
-                            .filter(|s| s.kind_name() == "expression_statement")
-                            .and_then(|s| s.named_child(0))
-                            .filter(|s| s.kind_name() == "string")
-                            .map_or("", |s| &text[s.byte_range()]);
+                        let doc = gpulens_syntax::docstring(*class).map_or("", |s| &text[s.byte_range()]);
                         (class.has_error(), vec![doc])
                     });
                     entry.1.extend(scan.text.self_assignments.iter().map(String::as_str));
@@ -805,33 +836,8 @@ impl<'t> Plan<'t> {
         let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
         let called: Vec<&FlowCalls> = scanned.iter().map(|(_, scan)| &scan.text.called).collect();
         let near = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
-        // (What the code outside the units calls, and its text's hash.)
-        let (outside_calls, outside_defined, outside_hash) = {
-            let mut gaps = Vec::new();
-            let mut at = 0;
-            for u in &units {
-                if u.range.start > at {
-                    gaps.push(&text[at..u.range.start]);
-                }
-                at = at.max(u.range.end);
-            }
-            gaps.push(&text[at.min(text.len())..]);
-            let mut h = FxHasher::default();
-            gaps.hash(&mut h);
-            let calls: FxHashSet<String> = gaps.iter().flat_map(|g| all_called_names(g)).collect();
-            // Functions defined there (a definition the parse broke is no unit).
-            let mut defined: FxHashSet<String> = FxHashSet::default();
-            for gap in &gaps {
-                let mut after_def = false;
-                for_each_name(gap, |token| {
-                    if after_def {
-                        defined.insert(token.to_string());
-                    }
-                    after_def = token == "def";
-                });
-            }
-            (calls, defined, h.finish())
-        };
+        // (What the code outside the units calls; its text is in the fingerprint.)
+        let (outside_calls, outside_defined, outside_hash) = (&summary.flows.calls, &summary.flows.defined, fingerprint);
         let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();
         for (((unit, near), name), called) in units.iter_mut().zip(near).zip(&names).zip(&called) {
             let called_outside = name.is_some_and(|n| outside_calls.contains(n));

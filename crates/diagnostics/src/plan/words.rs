@@ -175,21 +175,16 @@ pub(crate) fn flow_calls(text: &str) -> FlowCalls {
 
 /// Whether `token` is a method a rule reads on a value the code's own
 /// evidence may tell (a parameter documented as a DataFrame, passed one by
-/// a caller): a pandas method the knowledge maps, a method only one
-/// library's objects have, an array method that mirrors a function
-/// (`a.dot(b)`), or a model's work method.
+/// a caller): a method a rule reports on a table (the pre-scan's
+/// `table_methods`), a method only one library's objects have, an array
+/// method that mirrors a function (`a.dot(b)`), or a model's work method.
 pub(crate) fn value_method_word(token: &str) -> bool {
     static WORDS: std::sync::OnceLock<FxHashSet<String>> = std::sync::OnceLock::new();
     WORDS
         .get_or_init(|| {
             let knowledge = Knowledge::get();
-            let mut words: FxHashSet<String> = FxHashSet::default();
-            for api in &knowledge.apis {
-                let method = api.cpu.strip_prefix("pandas.DataFrame.").or_else(|| api.cpu.strip_prefix("pandas.Series."));
-                if let Some(method) = method {
-                    words.insert(method.to_string());
-                }
-            }
+            // (The pre-scan's table methods: every method a rule reports on a table.)
+            let mut words: FxHashSet<String> = crate::prescan::table_methods().iter().map(|m| m.to_string()).collect();
             words.extend(knowledge.only_words().map(|w| w.split("().").next().unwrap_or(w).to_string()));
             words.extend(knowledge.mirror_words().map(str::to_string));
             words.extend(rules::model_work().iter().map(str::to_string));

@@ -7,8 +7,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::*;
 
-/// The neighbours (see `plan::words::neighbours`) of the outline's definitions.
-pub(crate) fn definition_neighbours(plain: &str, outline: &gpulens_syntax::outline::Outline) -> Vec<Vec<usize>> {
+/// The flow calls (see `plan::words::flow_calls`) each of the outline's
+/// definitions makes, and its neighbours (see `plan::words::neighbours`).
+pub(crate) fn definition_flows(plain: &str, outline: &gpulens_syntax::outline::Outline) -> (Vec<FlowCalls>, Vec<Vec<usize>>) {
     let names: Vec<Option<&str>> = outline.definitions.iter().map(|d| Some(d.name.as_str())).collect();
     let forms: Vec<Form> = outline
         .definitions
@@ -20,29 +21,32 @@ pub(crate) fn definition_neighbours(plain: &str, outline: &gpulens_syntax::outli
         .collect();
     let starts: Vec<usize> = outline.definitions.iter().map(|d| d.range.start).collect();
     let called: Vec<FlowCalls> = outline.definitions.iter().map(|d| flow_calls(&plain[d.range.clone()])).collect();
-    let called: Vec<&FlowCalls> = called.iter().collect();
-    neighbours(&names, &forms, &starts, &called)
+    let near = neighbours(&names, &forms, &starts, &called.iter().collect::<Vec<_>>());
+    (called, near)
 }
 
 /// Which definitions a value may flow into or out of (see `semantic::flow`):
-/// those with a neighbour (`near`), those the module's code outside them
-/// calls, and those calling themselves (a recursive call returns what they
-/// return). By name, so a superset.
-pub(crate) fn flow_reach(plain: &str, outline: &gpulens_syntax::outline::Outline, near: &[Vec<usize>]) -> Vec<bool> {
+/// those with a neighbour, those the module's code outside them calls, and
+/// those calling themselves (a recursive call returns what they return).
+/// By name, so a superset. (`flows`: [`definition_flows`].)
+pub(crate) fn flow_reach(plain: &str, outline: &gpulens_syntax::outline::Outline, flows: &(Vec<FlowCalls>, Vec<Vec<usize>>)) -> Vec<bool> {
+    let (_, near) = flows;
     let mut from_outside: FxHashSet<String> = FxHashSet::default();
     for r in &outline.statements {
         from_outside.extend(all_called_names(&plain[r.clone()]));
     }
+    // (Its body, past its name in its header, which `(` follows too: the
+    // flow calls count the header.)
+    let recursive = |d: &gpulens_syntax::outline::DefinitionOutline| {
+        let code = &plain[d.range.clone()];
+        let body = code.find("def").and_then(|k| code[k..].find(d.name.as_str()).map(|n| k + n + d.name.len())).map_or(code, |at| &code[at..]);
+        all_called_names(body).contains(&d.name)
+    };
     outline
         .definitions
         .iter()
-        .zip(near)
-        .map(|(d, near)| {
-            // (Its body: past its name in its header, which `(` follows too.)
-            let code = &plain[d.range.clone()];
-            let body = code.find("def").and_then(|k| code[k..].find(d.name.as_str()).map(|n| k + n + d.name.len())).map_or(code, |at| &code[at..]);
-            !near.is_empty() || from_outside.contains(&d.name) || all_called_names(body).contains(&d.name)
-        })
+        .enumerate()
+        .map(|(i, d)| !near[i].is_empty() || from_outside.contains(&d.name) || recursive(d))
         .collect()
 }
 

@@ -97,10 +97,10 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
     let mut unread = Unreads { statements: Vec::new(), facts: 0 };
     // The calls values flow through (see `semantic::flow`): each
     // definition's neighbours, and where values may flow. Read when first asked.
-    let near: std::cell::OnceCell<Vec<Vec<usize>>> = std::cell::OnceCell::new();
-    let near = || near.get_or_init(|| definition_neighbours(&plain, &outline));
+    let flows: std::cell::OnceCell<(Vec<FlowCalls>, Vec<Vec<usize>>)> = std::cell::OnceCell::new();
+    let flows = || flows.get_or_init(|| definition_flows(&plain, &outline));
     let reach: std::cell::OnceCell<Vec<bool>> = std::cell::OnceCell::new();
-    let reach = |i: usize| reach.get_or_init(|| flow_reach(&plain, &outline, near()))[i];
+    let reach = |i: usize| reach.get_or_init(|| flow_reach(&plain, &outline, flows()))[i];
     if !gpu_code {
         if let Some((found, quiet, statements)) = irrelevant_definitions(text, &plain, &outline, &skipped, &reach, unread_out) {
             irrelevant = found;
@@ -114,7 +114,7 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
     // calls one is read.
     if irrelevant.iter().any(|i| *i) {
         let own_sake: Vec<bool> = skipped.iter().zip(&irrelevant).map(|(s, i)| !*s && !*i).collect();
-        for (i, near) in near().iter().enumerate() {
+        for (i, near) in flows().1.iter().enumerate() {
             if own_sake[i] {
                 for &j in near {
                     irrelevant[j] = false;

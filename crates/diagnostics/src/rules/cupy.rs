@@ -314,11 +314,7 @@ fn data_names<'t>(module: &Module<'t>, scope: usize, statement: Node<'t>, call: 
     }
     while let Some((root, back)) = roots.pop() {
         for n in module.preorder(root).filter(|n| n.kind_name() == "identifier") {
-            let parent = module.parent(n);
-            let label = parent.is_some_and(|p| {
-                (p.kind_name() == "keyword_argument" && p.field("name") == Some(n))
-                    || (p.kind_name() == "attribute" && p.field("attribute") == Some(n))
-            });
+            let label = module.parent(n).is_some_and(|p| gpulens_syntax::is_label(p, n));
             let name = module.text_of(n);
             if label || names.contains(&name) || module.import_at(name, n.start_byte()).is_some() {
                 continue;

@@ -528,11 +528,7 @@ fn carries_scalar<'t>(module: &crate::Module<'t>, node: Node<'t>, vars: &[&str])
             }
         }
         // An attribute's name (`x.size`) or a keyword (`f(axis=0)`) is no read.
-        let parent = module.parent(n);
-        let not_a_read = parent.is_some_and(|p| {
-            (p.kind_name() == "attribute" && p.field("attribute") == Some(n))
-                || (p.kind_name() == "keyword_argument" && p.field("name") == Some(n))
-        });
+        let not_a_read = module.parent(n).is_some_and(|p| gpulens_syntax::is_label(p, n));
         match binder {
             Some(at) => note(name, at, true, &mut first),
             None if !not_a_read => note(name, n.start_byte(), false, &mut first),

@@ -183,6 +183,11 @@ impl<'t> Module<'t> {
             Binding::Assigned(rhs) => rhs.end_byte(),
             _ => name.start_byte(),
         };
+        self.bind_at(scope, name, binding, at);
+    }
+
+    /// [`Self::bind`], seen from offset `at` on.
+    fn bind_at(&mut self, scope: usize, name: Node<'t>, binding: Binding<'t>, at: usize) {
         let name = &self.text[name.byte_range()];
         self.bindings.entry((scope, name)).or_default().push((at, binding));
     }
@@ -224,10 +229,7 @@ impl<'t> Module<'t> {
     /// The docstring of a function or class definition: the text of the
     /// string that is its body's first statement.
     pub(super) fn docstring(&self, function: Node<'t>) -> Option<&'t str> {
-        let body = function.field("body")?;
-        let first = body.named_child(0).filter(|s| s.kind_name() == "expression_statement")?;
-        let string = first.named_child(0).filter(|s| s.kind_name() == "string")?;
-        Some(&self.text[string.byte_range()])
+        gpulens_syntax::docstring(function).map(|s| &self.text[s.byte_range()])
     }
 
     pub(super) fn collect_loop_target(&mut self, node: Node<'t>, scope: usize) {
@@ -302,8 +304,7 @@ impl<'t> Module<'t> {
                     continue;
                 }
                 let binding = if pairwise { Binding::Assigned(items[index]) } else { Binding::Unpacked(right, index as u8) };
-                let name = &self.text[target.byte_range()];
-                self.bindings.entry((scope, name)).or_default().push((right.end_byte(), binding));
+                self.bind_at(scope, *target, binding, right.end_byte());
             }
         }
     }
