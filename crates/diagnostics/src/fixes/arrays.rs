@@ -517,7 +517,22 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                 }
             }
         }
-        // GPU and host arrays can't mix in one operation: the host side goes over.
+        // GPU and host arrays can't mix in one operation: the host side goes
+        // over. So do a host array's passed to a GPU array's method
+        // (`A.dot(x)`, `A` now on the GPU).
+        for call in &self.calls {
+            let on_device = call.field("function").filter(|f| f.kind_name() == "attribute").and_then(|f| f.field("object")).is_some_and(|o| self.is_device(o, 0));
+            if !on_device {
+                continue;
+            }
+            for arg in all_arguments(*call) {
+                if !self.is_device(arg, 0) && matches!(module.value(arg, self.scope), Value::Array(_)) && !mixed.contains(&arg.id()) {
+                    mixed.push(arg.id());
+                    draft.insert(arg.start_byte(), format!("{cp}.asarray("));
+                    draft.insert(arg.end_byte(), ")");
+                }
+            }
+        }
         for statement in self.assignments.iter().chain(&self.returns).chain(&self.calls) {
             visit(*statement, &mut |n| {
                 if n.kind_name() != "binary_operator" {
