@@ -288,8 +288,10 @@ pub(crate) fn cpu_jit_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Opti
 pub(crate) fn cpu_jit_decorated(cx: &Context<'_, '_>, decorated: Node<'_>) -> bool {
     let module = cx.module;
     module.decorators(decorated).iter().any(|(decorator, name)| {
-        let text = module.text_of(*decorator).trim_start_matches('@');
-        let callee = text.split('(').next().unwrap_or(text).trim();
+        // (The decorator's expression, not its line: a comment may follow it.)
+        let expr = decorator.named_child(0);
+        let callee = expr.and_then(|e| if e.kind_name() == "call" { e.field("function") } else { Some(e) });
+        let callee = callee.map_or("", |c| module.text_of(c));
         let name = name.as_deref().unwrap_or(callee);
         !name.contains("cuda") && matches!(name.rsplit('.').next(), Some("jit" | "njit" | "generated_jit"))
     })
