@@ -60,6 +60,11 @@ pub struct SizeSpec {
     /// The argument is the data itself: a list/tuple literal whose elements are counted.
     #[serde(default)]
     pub data: bool,
+    /// Elements made when the shape argument is left out and every other
+    /// argument is a number (`numpy.random.normal(0, 1)` draws one number;
+    /// with an array of means it draws one per mean).
+    #[serde(default)]
+    pub absent: Option<u64>,
 }
 
 /// A documented condition under which the GPU library runs a call on the CPU.

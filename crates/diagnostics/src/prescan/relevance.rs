@@ -484,7 +484,9 @@ pub(crate) fn irrelevant_definitions<'p>(
             // one a flow or its docstring tells.)
             let reads_mirrors = reads_mirrors
                 && (makes.is_some() || mirrors_through_self || reach(index) || documents_a_value(&text[d.range.clone()]));
-            if starts || chain || reads_values || loop_writes || reads_flows || model_flows || reads_mirrors {
+            // A matrix product written `a @ b` (see `Module::resolve_matmul`).
+            let matmul = (arrays || local_arrays) && has_matmul_operator(code[0]);
+            if starts || chain || reads_values || loop_writes || reads_flows || model_flows || reads_mirrors || matmul {
                 return false;
             }
             // A model's or index's work through `self`: on an attribute built
@@ -546,5 +548,17 @@ pub(crate) fn table_methods() -> &'static FxHashSet<&'static str> {
         use gpulens_knowledge::ApiKind;
         let apis = Knowledge::get().apis.iter().filter(|api| matches!(api.kind, ApiKind::Method | ApiKind::RowLoop));
         apis.filter_map(|api| api.cpu.rsplit('.').next()).collect()
+    })
+}
+
+/// Whether code (comments and strings blanked) holds the `@` operator: an
+/// `@` with code before it on its line, or one followed by a space or a
+/// parenthesis (a decorator starts its line and names a function).
+fn has_matmul_operator(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    memchr::memchr_iter(b'@', bytes).any(|at| {
+        let line = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let before = bytes[line..at].iter().any(|b| !b.is_ascii_whitespace());
+        before || matches!(bytes.get(at + 1), Some(b' ' | b'\t' | b'(' | b'='))
     })
 }

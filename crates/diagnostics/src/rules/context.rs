@@ -422,9 +422,12 @@ const TO_PYTHON: &[&str] = &["list", "sorted", "set", "tuple", "enumerate", "Cou
 /// a `for` (or `range(len(...))`), passed to `list`/`sorted`/`set`/…, or
 /// converted with `.tolist()`. Code that does that keeps few elements (the
 /// classes of a label vector, a handful of eigenvalues): converting many
-/// would cost more than computing them.
-pub(crate) fn result_to_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool {
+/// would cost more than computing them. Where the result is as large as
+/// the input (`same_size`: an element-wise call, a random draw), its truth
+/// deciding a branch says the same (see [`decides_a_branch`]).
+pub(crate) fn result_to_python<'t>(cx: &Context<'_, 't>, call: Node<'t>, same_size: bool) -> bool {
     let module = cx.module;
+    let consumed_by_python = |module: &Module<'t>, n: Node<'t>| consumed_by_python(module, n) || (same_size && decides_a_branch(module, n));
     if consumed_by_python(module, call) {
         return true;
     }
@@ -474,6 +477,32 @@ fn consumed_by_python<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
         }
         _ => false,
     }
+}
+
+/// `expr`'s truth decides a branch (`if p >= threshold:`, `while err > tol`,
+/// `x if p else y`, `assert p`), alone or compared by value: NumPy refuses
+/// the truth of an array of more than one element, so the value is one
+/// number. (`is` and `in` compare no elements: `if x is None` says nothing.)
+fn decides_a_branch<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
+    let mut current = expr;
+    while let Some(parent) = module.parent(current) {
+        match parent.kind_name() {
+            "parenthesized_expression" | "not_operator" | "boolean_operator" => {}
+            "comparison_operator" => {
+                let mut cursor = parent.walk();
+                let by_identity = parent.children(&mut cursor).any(|c| !c.is_named() && matches!(module.text_of(c), "is" | "in" | "not"));
+                if by_identity {
+                    return false;
+                }
+            }
+            "if_statement" | "elif_clause" | "while_statement" => return parent.field("condition") == Some(current),
+            "assert_statement" => return parent.named_child(0) == Some(current),
+            "conditional_expression" => return parent.named_child(1) == Some(current),
+            _ => return false,
+        }
+        current = parent;
+    }
+    false
 }
 
 /// Methods of a pandas group-by whose work is Python code per group (given

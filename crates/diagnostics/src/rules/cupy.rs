@@ -195,7 +195,7 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     let cx = call.cx;
     let node = call.site.node;
     if context::in_geometry(cx, node)
-        || context::result_to_python(cx, node)
+        || context::result_to_python(cx, node, call.api.elementwise || call.api.kind == ApiKind::Generate)
         || context::in_recurrence(cx, node, call.site.scope)
         || context::in_scalar_function(cx, node)
         || (call.api.elementwise && context::in_conversion(cx, node))
@@ -307,6 +307,7 @@ fn data_names<'t>(module: &Module<'t>, scope: usize, statement: Node<'t>, call: 
     if let Some(receiver) = module.mirror_receiver(call) {
         roots.push((receiver, 0));
     }
+    roots.extend(crate::semantic::matmul_operands(call).into_iter().flatten().map(|o| (o, 0)));
     // What the statement assigns (`y = np.fft.fft(x)` makes `y`).
     let assignment = statement.named_child(0).filter(|a| matches!(a.kind_name(), "assignment" | "augmented_assignment"));
     if let Some(left) = assignment.and_then(|a| a.field("left")) {

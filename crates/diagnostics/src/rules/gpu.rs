@@ -525,7 +525,7 @@ fn float64_on_slow_fp64(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             out.push(finding(site.node, Code::GPU010, message(&format!("`{callee}`"))));
         }
     }
-    for &(node, scope) in &module.matmuls {
+    for &CallSite { node, scope, .. } in &module.matmuls {
         let (Some(l), Some(r)) = (node.field("left"), node.field("right")) else { continue };
         let on_device = [l, r].iter().any(|o| matches!(module.value(*o, scope), Value::Device(_)));
         if on_device && !single(l, scope) && !single(r, scope) {

@@ -32,12 +32,20 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let resolved: Vec<(&CallSite<'_>, Option<(String, &'static ApiMapping)>)> =
         cx.module.calls.iter().map(|site| (site, cx.module.resolve_call_in(site.node, site.scope))).collect();
+    // Matrix products written `a @ b` on NumPy arrays: `np.matmul(a, b)`.
+    let matmuls: Vec<(&CallSite<'_>, Option<(String, &'static ApiMapping)>)> = cx
+        .module
+        .matmuls
+        .iter()
+        .filter(|site| !site.in_check)
+        .filter_map(|site| cx.module.resolve_matmul(site.node, site.scope).map(|r| (site, Some(r))))
+        .collect();
     // CuPy candidates per scope, so light operations can be judged by the
     // chain they are part of; each call judged once.
     let mut in_scope: HashMap<usize, Vec<Node<'_>>> = HashMap::default();
     let mut candidates: HashMap<usize, Option<Value>> = HashMap::default();
     let mut heavy: rustc_hash::FxHashSet<usize> = Default::default();
-    for (site, resolved) in &resolved {
+    for (site, resolved) in resolved.iter().chain(&matmuls) {
         if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
             let call = Call { site, name, api, cx };
             let value = cupy::candidate(&call);
@@ -71,6 +79,12 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             cudf::check_method(cx, site, &mut out);
             models::check_method(cx, site, &mut out);
         }
+    }
+    for (site, resolved) in matmuls {
+        let Some((name, api)) = resolved else { continue };
+        let call = Call { site, name, api, cx };
+        let value = candidates.get(&site.node.id()).copied().flatten();
+        cupy::check(&call, value, &chains, &mut out);
     }
     loops::check(cx, &mut out);
     models::ray_casting_functions(cx, &mut out);
@@ -112,6 +126,9 @@ pub(crate) struct Call<'a, 't> {
 impl Call<'_, '_> {
     /// The callee as written (`np.fft.fft`).
     pub fn callee_text(&self) -> &str {
+        if crate::semantic::matmul_operands(self.site.node).is_some() {
+            return "@";
+        }
         self.site.node.field("function").map_or("", |f| self.cx.module.text_of(f))
     }
 

@@ -22,6 +22,9 @@ impl<'t> Module<'t> {
         if !self.mentions_gpu_library() {
             return false;
         }
+        if let Some(operands) = matmul_operands(call) {
+            return operands.iter().any(|o| matches!(self.value(*o, scope), Value::Device(_)));
+        }
         let Some(args) = call.field("arguments") else { return false };
         let mut cursor = args.walk();
         let found = args.named_children(&mut cursor).any(|a| {
@@ -43,6 +46,9 @@ impl<'t> Module<'t> {
     /// The argument given by keyword `name` or, failing that, at position
     /// `index` (a mirrored method's array first).
     pub fn argument<'a>(&self, call: Node<'a>, name: &str, index: usize) -> Option<Node<'a>> {
+        if let Some(operands) = matmul_operands(call) {
+            return operands.get(index).copied();
+        }
         if let Some(value) = self.keyword(call, name) {
             return Some(value);
         }
@@ -63,6 +69,9 @@ impl<'t> Module<'t> {
 
     /// The first positional argument of a call (a mirrored method's array).
     pub fn first_positional<'a>(&self, call: Node<'a>) -> Option<Node<'a>> {
+        if let Some([left, _]) = matmul_operands(call) {
+            return Some(left);
+        }
         if let Some(receiver) = self.mirror_receiver(call) {
             return Some(receiver);
         }
@@ -77,12 +86,24 @@ impl<'t> Module<'t> {
     /// The positional arguments of `call`, in order (a mirrored method's
     /// array first; no keywords, no comments).
     pub(crate) fn positional<'a>(&self, call: Node<'a>) -> Vec<Node<'a>> {
+        if let Some(operands) = matmul_operands(call) {
+            return operands.to_vec();
+        }
         let mut args = positional_arguments(call);
         if let Some(receiver) = self.mirror_receiver(call) {
             args.insert(0, receiver);
         }
         args
     }
+}
+
+/// The two operands of a matrix product written `a @ b`, which stands for
+/// `np.matmul(a, b)` (see [`Module::resolve_matmul`]).
+pub(crate) fn matmul_operands(node: Node<'_>) -> Option<[Node<'_>; 2]> {
+    if node.kind_name() != "binary_operator" {
+        return None;
+    }
+    Some([node.field("left")?, node.field("right")?])
 }
 
 /// The positional arguments of `call`, in order (no keywords, no comments).

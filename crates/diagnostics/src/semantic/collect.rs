@@ -167,7 +167,8 @@ impl<'t> Module<'t> {
                 }
             } else if kind == g.binary_operator {
                 if node.child_by_field_id(g.f_operator.get()).is_some_and(|op| &self.text[op.byte_range()] == "@") {
-                    self.matmuls.push((node, *scopes.last().unwrap()));
+                    let scope = *scopes.last().unwrap();
+                    self.matmuls.push(CallSite { node, scope, loop_depth, in_check: check_depth > 0 });
                 }
             } else if kind == g.comment {
                 self.collect_comment(node);

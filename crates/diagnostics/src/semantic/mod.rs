@@ -173,8 +173,9 @@ pub struct Module<'t> {
     pub calls: Vec<CallSite<'t>>,
     pub loops: Vec<LoopSite<'t>>,
     pub conditions: Vec<ConditionSite<'t>>,
-    /// `a @ b` expressions, with their scope.
-    pub matmuls: Vec<(Node<'t>, usize)>,
+    /// `a @ b` expressions: matrix products, as `np.matmul(a, b)` is (see
+    /// [`Module::resolve_matmul`]).
+    pub matmuls: Vec<CallSite<'t>>,
     /// Byte ranges of test functions (`test_*`) and pytest fixtures: their data
     /// is small by design, so advice about speed is never right there.
     pub tests: Vec<std::ops::Range<usize>>,

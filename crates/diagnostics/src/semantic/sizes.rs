@@ -212,7 +212,20 @@ impl<'t> Module<'t> {
                 .flatten()
             })
         });
-        let arg = keyword.or_else(|| spec.arg.and_then(|i| positional.get(i).copied()))?;
+        let Some(arg) = keyword.or_else(|| spec.arg.and_then(|i| positional.get(i).copied())) else {
+            // Left out: as many elements as the other arguments broadcast
+            // to, which for numbers alone is `absent`. (A parameter is read
+            // as a number unless something says it holds an array; a
+            // `**options` may hold the shape.)
+            let numbers = children.iter().all(|n| {
+                let value = if n.kind_name() == "keyword_argument" { n.field("value") } else { Some(*n) };
+                n.kind_name() != "dictionary_splat"
+                    && value.is_some_and(|v| {
+                        !matches!(self.eval(v, scope, depth + 1), Value::Array(_) | Value::Device(_) | Value::Frame(_) | Value::GpuFrame)
+                    })
+            });
+            return spec.absent.filter(|_| numbers);
+        };
         if spec.data {
             return match arg.kind_name() {
                 "dictionary" => {
@@ -277,7 +290,7 @@ pub(super) fn reshape_spec(call: Node<'_>) -> SizeSpec {
         let count = args.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).count();
         count
     });
-    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false }
+    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false, absent: None }
 }
 pub(super) fn element_count(node: Node<'_>) -> Option<u64> {
     let mut total = 1u64;

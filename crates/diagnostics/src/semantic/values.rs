@@ -201,6 +201,65 @@ impl<'t> Module<'t> {
         Some((name, api))
     }
 
+    /// A matrix product written `a @ b` where an operand is a NumPy array
+    /// (the operator of other types — PyTorch's tensors, SciPy's sparse
+    /// matrices — is theirs): `numpy.matmul` and its entry.
+    pub fn resolve_matmul(&self, node: Node<'_>, scope: usize) -> Option<(String, &'static ApiMapping)> {
+        let operands = super::arguments::matmul_operands(node)?;
+        let values = operands.map(|o| self.value(o, scope));
+        if values.iter().any(|v| matches!(v, Value::Device(_))) || !values.iter().any(|v| matches!(v, Value::Array(_))) {
+            return None;
+        }
+        // (A SciPy sparse matrix's product is a sparse one: not `cupy.matmul`.)
+        if operands.iter().any(|o| self.evidently_sparse(*o, scope, 0)) {
+            return None;
+        }
+        let api = self.knowledge.api("numpy.matmul")?;
+        Some(("numpy.matmul".to_string(), api))
+    }
+
+    /// `expr` holds a SciPy sparse matrix: one a `scipy.sparse` function
+    /// made or a conversion method (`.tocsr()`) returned, directly or a few
+    /// assignments back, or a name the branch around it tested with
+    /// `issparse`.
+    fn evidently_sparse(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        const CONVERSIONS: &[&str] = &["tocsr", "tocsc", "tolil", "tocoo", "todia", "todok", "tobsr"];
+        if depth > 3 {
+            return false;
+        }
+        match expr.kind_name() {
+            "parenthesized_expression" => expr.named_child(0).is_some_and(|e| self.evidently_sparse(e, scope, depth)),
+            "attribute" if expr.field("attribute").is_some_and(|a| self.text_of(a) == "T") => {
+                expr.field("object").is_some_and(|o| self.evidently_sparse(o, scope, depth))
+            }
+            "binary_operator" => {
+                [expr.field("left"), expr.field("right")].into_iter().flatten().any(|o| self.evidently_sparse(o, scope, depth + 1))
+            }
+            "call" => {
+                let Some(function) = expr.field("function") else { return false };
+                if function.kind_name() == "attribute"
+                    && function.field("attribute").is_some_and(|a| CONVERSIONS.contains(&self.text_of(a)))
+                {
+                    return true;
+                }
+                self.qualified_name(function).is_some_and(|n| n.starts_with("scipy.sparse."))
+            }
+            "identifier" => {
+                let name = self.text_of(expr);
+                let tested = self.ancestors(expr).any(|a| {
+                    a.kind_name() == "if_statement"
+                        && a.field("consequence").is_some_and(|c| c.byte_range().contains(&expr.start_byte()))
+                        && a.field("condition").is_some_and(|c| {
+                            let text = self.text_of(c);
+                            text.contains("issparse(") && text.contains(&format!("({name})"))
+                        })
+                });
+                tested || self.assigned_from(expr, scope).is_some_and(|rhs| self.evidently_sparse(rhs, scope, depth + 1))
+            }
+            _ => false,
+        }
+    }
+
     /// The binding of `name` that a use at offset `at` sees: the last one made
     /// before it in the same scope, else the module's (a global may be
     /// assigned after the function that reads it).
@@ -422,7 +481,7 @@ impl<'t> Module<'t> {
                         let masked = indices.len() == 1 && indices[0].kind_name() == "comparison_operator";
                         if masked {
                             Value::Array(n)
-                        } else if sliced {
+                        } else if sliced || (indices.len() == 1 && self.holds_indices(indices[0], scope)) {
                             Value::Array(None)
                         } else {
                             // One element (or one row): not array work by itself.
@@ -453,6 +512,27 @@ impl<'t> Module<'t> {
             "call" => self.eval_call(expr, scope, depth),
             _ => Value::Unknown,
         }
+    }
+
+    /// `index` selects several elements: the index arrays a NumPy function
+    /// returns (`x[np.triu_indices(n)]`, `x[np.nonzero(m)]`, `order =
+    /// np.argsort(v); x[order]`). (FIXME: any array of indices selects
+    /// several, but how many is unknown, and taken as an array of unknown
+    /// size a top-k selection `x[order[:k]]` would pass for data: it stays
+    /// one element until sizes carry that evidence.)
+    fn holds_indices(&self, index: Node<'_>, scope: usize) -> bool {
+        const INDEX_FUNCTIONS: &[&str] = &[
+            "numpy.triu_indices", "numpy.tril_indices", "numpy.diag_indices", "numpy.indices", "numpy.nonzero",
+            "numpy.argwhere", "numpy.flatnonzero", "numpy.argsort", "numpy.unravel_index", "numpy.where",
+        ];
+        let made_by = |call: Node<'_>| {
+            call.kind_name() == "call"
+                && call.field("function").and_then(|f| self.qualified_name(f)).is_some_and(|name| {
+                    // (`np.where(cond)`, one argument: the indices where it holds.)
+                    INDEX_FUNCTIONS.contains(&name.as_str()) && (name != "numpy.where" || super::positional_arguments(call).len() == 1)
+                })
+        };
+        made_by(index) || self.assigned_from(index, scope).is_some_and(made_by)
     }
 
     /// What the comprehension around `expr` that binds `name` binds it to,
@@ -675,10 +755,17 @@ impl<'t> Module<'t> {
     /// The combined value of a call's data arguments: the largest known
     /// size, or unknown when any argument's size is unknown.
     pub fn input_value(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
-        let Some(args) = call.field("arguments") else { return Value::Unknown };
-        let mut cursor = args.walk();
+        let inputs: Vec<Node<'_>> = match super::arguments::matmul_operands(call) {
+            Some(operands) => operands.to_vec(),
+            None => {
+                let Some(args) = call.field("arguments") else { return Value::Unknown };
+                let mut cursor = args.walk();
+                let found = self.mirror_receiver(call).into_iter().chain(args.named_children(&mut cursor)).collect();
+                found
+            }
+        };
         let mut merged: Option<Value> = None;
-        for arg in self.mirror_receiver(call).into_iter().chain(args.named_children(&mut cursor)) {
+        for arg in inputs {
             let v = match arg.kind_name() {
                 "keyword_argument" => continue,
                 "comment" => continue,
