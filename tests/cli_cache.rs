@@ -344,3 +344,29 @@ fn runs_at_the_same_time_leave_a_good_cache() {
     assert_same(&after, &fresh, "after parallel runs");
     assert_eq!(reused(&after), Some((FILES, FILES)));
 }
+
+/// One module's declared return is another's evidence (the project index):
+/// `report.py` groups what `utils.load` declares to be a DataFrame. When
+/// `utils.py` changes what it declares, the cached findings of `report.py`
+/// (whose own bytes did not change) are not reused.
+#[test]
+fn a_module_reads_what_another_declares_and_the_cache_follows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("shop");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(package.join("__init__.py"), "").unwrap();
+    std::fs::write(package.join("utils.py"), "import pandas as pd\n\n\ndef load(path) -> pd.DataFrame:\n    return pd.read_csv(path)\n").unwrap();
+    std::fs::write(
+        package.join("report.py"),
+        "from . import utils\n\n\ndef summarize(path):\n    sales = utils.load(path)\n    return sales.groupby(\"store\").sum()\n",
+    )
+    .unwrap();
+    let first = check(&[], dir.path());
+    let out = stdout(&first);
+    assert!(out.contains("report.py:6:12: CUDF002"), "{out}");
+    assert!(out.contains("`sales` is what `shop.utils.load` returns"), "{out}");
+    edit_in_place(&package.join("utils.py"), "-> pd.DataFrame", "-> str         ");
+    let second = check(&[], dir.path());
+    assert!(!stdout(&second).contains("report.py"), "{}", stdout(&second));
+    assert_same(&second, &check(&["--no-cache"], dir.path()), "after the declaration changed");
+}

@@ -142,7 +142,9 @@ impl CacheFile {
     /// Opens the cache in `folder` for this GPU profile and these
     /// command-line overrides. `None` when no key can be made for this build
     /// (its executable cannot be found), in which case nothing is cached.
-    pub fn open(folder: PathBuf, gpu: &GpuProfile, overrides: &impl std::fmt::Debug) -> Option<CacheFile> {
+    /// `project`: the digest of the project index the findings read (one
+    /// file's declared returns change another's findings).
+    pub fn open(folder: PathBuf, gpu: &GpuProfile, overrides: &impl std::fmt::Debug, project: u64) -> Option<CacheFile> {
         let cwd = std::env::current_dir().ok()?;
         let folder = cwd.join(folder);
         let build = build_fingerprint()?;
@@ -152,6 +154,7 @@ impl CacheFile {
         key.update(env!("CARGO_PKG_VERSION").as_bytes());
         key.update(&build.to_le_bytes());
         key.update(config.as_bytes());
+        key.update(&project.to_le_bytes());
         let path = folder.join(env!("CARGO_PKG_VERSION")).join(format!("{:016x}", xxh3_64(config.as_bytes())));
         let mut cache = CacheFile { folder, path, key: key.digest128(), cwd, bytes: Vec::new() };
         // Anything that does not read back whole and for this key is as good as no cache.

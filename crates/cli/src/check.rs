@@ -56,8 +56,20 @@ pub fn run(args: CheckArgs) -> ExitCode {
         },
         None => gpulens_gpu::probe().with_target(None).map(|r| r.profile).unwrap_or_default(),
     };
+    // What each file's functions declare they return, for the others.
+    let started = std::time::Instant::now();
+    let (index, modules) = crate::project::index(&files);
+    if std::env::var("GPULENS_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
+        eprintln!(
+            "gpulens: debug: project index: {} functions, {} bytes, read in {:.0} ms",
+            index.len(),
+            index.memory_bytes(),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
     // Fixing reads, rewrites and re-checks files: always done afresh.
-    let cache_file = if args.no_cache || args.fix || args.diff { None } else { CacheFile::open(cache_dir(&args), &gpu, &command_line) };
+    let cache_file =
+        if args.no_cache || args.fix || args.diff { None } else { CacheFile::open(cache_dir(&args), &gpu, &command_line, index.digest()) };
     let cache = cache_file.as_ref().map(CacheFile::entries);
     // Only JSON shows the fixes, only text the source lines.
     let needs = Needs { snippets: args.format == Format::Text, fixes: args.format == Format::Json };
@@ -66,10 +78,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let problems_found = Mutex::new(Vec::new());
     let mut checked: Vec<Checked> = files
         .par_iter()
+        .zip(&modules)
         // Each worker reads every file into one buffer, grown to the largest
         // it has read: no allocation and no fresh pages per file.
-        .map_init(Vec::new, |buffer, path| {
-            let result = check_file(path, buffer, &resolver, &gpu, &args, cache.as_ref(), needs);
+        .map_init(Vec::new, |buffer, (path, module)| {
+            let place = crate::project::place(&index, module);
+            let run = Run { resolver: &resolver, gpu: &gpu, args: &args, cache: cache.as_ref(), needs };
+            let result = check_file(path, buffer, run, place.as_ref());
             progress.inc(1);
             match result {
                 Ok(checked) => Some(checked),
@@ -185,15 +200,18 @@ fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &
     }
 }
 
-fn check_file(
-    path: &Path,
-    bytes: &mut Vec<u8>,
-    resolver: &Resolver,
-    gpu: &GpuProfile,
-    args: &CheckArgs,
-    cache: Option<&Cache>,
+/// What every file of one run of `check` is checked with.
+#[derive(Clone, Copy)]
+struct Run<'a, 'c> {
+    resolver: &'a Resolver,
+    gpu: &'a GpuProfile,
+    args: &'a CheckArgs,
+    cache: Option<&'a Cache<'c>>,
     needs: Needs,
-) -> Result<Checked, Problem> {
+}
+
+fn check_file(path: &Path, bytes: &mut Vec<u8>, run: Run<'_, '_>, place: Option<&gpulens_diagnostics::project::Place>) -> Result<Checked, Problem> {
+    let Run { resolver, gpu, args, cache, needs } = run;
     let shown = display_path(path);
     let problem = |message: String| Problem { path: shown.clone(), message };
     bytes.clear();
@@ -214,7 +232,7 @@ fn check_file(
     // (Borrowed from the worker's buffer where the file is UTF-8: copied
     // only when a fix rewrites it.)
     let mut text: Cow<'_, str> = gpulens_syntax::decode(bytes).map_err(|e| problem(e.to_string()))?;
-    let candidate = gpulens_diagnostics::might_have_findings(&text);
+    let candidate = gpulens_diagnostics::might_have_findings(&text) || place.is_some_and(|p| !p.imported_names(&text).is_empty());
     let (mut fixed, mut diff) = (None, None);
     if candidate && (args.fix || args.diff) {
         // `--diff` alone previews every fix; with `--fix` it previews what would be written.
@@ -234,7 +252,7 @@ fn check_file(
             }
         }
     }
-    let (records, fixes) = if candidate { analyse(&text, &settings, gpu, needs.fixes || cache.is_some()) } else { (Vec::new(), true) };
+    let (records, fixes) = if candidate { analyse(&text, &settings, gpu, needs.fixes || cache.is_some(), place) } else { (Vec::new(), true) };
     // The findings of a fixed text are not those of the bytes read: nothing
     // is cached when fixing (no cache is opened then either).
     let cached = lookup.filter(|_| fixed.is_none()).map(|l| {
@@ -248,12 +266,8 @@ fn check_file(
 /// Runs the rules over `text`, working out the fixes only when they are
 /// shown or kept (a cached entry is complete, whatever output reads it
 /// next); returns the findings and whether they carry their fixes.
-fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile, fixes: bool) -> (Vec<Finding>, bool) {
-    if fixes {
-        (gpulens_diagnostics::check_text(text, settings, gpu), true)
-    } else {
-        (gpulens_diagnostics::check_text_unfixed(text, settings, gpu), false)
-    }
+fn analyse(text: &str, settings: &Settings, gpu: &GpuProfile, fixes: bool, place: Option<&gpulens_diagnostics::project::Place>) -> (Vec<Finding>, bool) {
+    (gpulens_diagnostics::check_text_in(text, settings, gpu, place, fixes), fixes)
 }
 
 /// Writes the fixed text over `path`, in the file's own encoding, through a

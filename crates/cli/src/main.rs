@@ -6,6 +6,7 @@ mod cache;
 mod check;
 mod config;
 mod output;
+mod project;
 mod report;
 
 use std::io::Write;

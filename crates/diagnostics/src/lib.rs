@@ -10,6 +10,7 @@ mod fixes;
 mod hot;
 mod plan;
 mod prescan;
+pub mod project;
 mod registry;
 mod rules;
 mod semantic;
@@ -171,15 +172,16 @@ fn check_once(
     tree: &Tree,
     settings: &Settings,
     gpu: &GpuProfile,
-    hidden: &[String],
-    unwalked: &[usize],
+    (hidden, unwalked): (&[String], &[usize]),
     with_fixes: bool,
+    place: Option<&project::Place>,
 ) -> Vec<Finding> {
     let units = definition_units(tree);
     // Definitions known to have no finding (`unwalked`: where they start) are not walked.
     let skip: Vec<usize> = units.iter().filter(|u| unwalked.binary_search(&u.1.start).is_ok()).map(|u| u.0.id()).collect();
     let mut module = Module::new_skipping(text, tree, Knowledge::get(), &sorted(skip));
     module.hidden_definitions = hidden.iter().cloned().collect();
+    module.place = place.cloned();
     let findings = run_rules(&module, text, tree, settings, gpu, with_fixes);
     // The functions that call others in a loop, for hotness.
     let callers: Vec<(Node<'_>, Vec<String>)> = units
@@ -201,17 +203,28 @@ fn check_once(
 /// findings are the same as `check` over the whole tree: a test holds it to
 /// that over every fixture and the benchmark corpus.
 pub fn check_text(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
-    check_text_with(text, settings, gpu, true)
+    check_text_with(text, settings, gpu, true, None)
 }
 
 /// [`check_text`] without the fixes (`gpulens check` when its output shows
 /// none): the same findings, and no rewrite is worked out.
 pub fn check_text_unfixed(text: &str, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
-    check_text_with(text, settings, gpu, false)
+    check_text_with(text, settings, gpu, false, None)
 }
 
-fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {
-    if !might_have_findings(text) {
+/// [`check_text`] (or [`check_text_unfixed`], without `with_fixes`) of a
+/// file of a project: what the project's other modules declare their
+/// functions return is known where this file calls them (see [`project`]).
+pub fn check_text_in(text: &str, settings: &Settings, gpu: &GpuProfile, place: Option<&project::Place>, with_fixes: bool) -> Vec<Finding> {
+    check_text_with(text, settings, gpu, with_fixes, place)
+}
+
+fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes: bool, place: Option<&project::Place>) -> Vec<Finding> {
+    // (A file that calls a function the project's index knows may work on
+    // a value from another module, whatever it imports.)
+    let imported = place.map(|p| p.imported_names(text)).unwrap_or_default();
+    let place = place.filter(|_| !imported.is_empty());
+    if place.is_none() && !might_have_findings(text) {
         return Vec::new();
     }
     // Hotness, and the advice a loop gets for calling a function with
@@ -221,12 +234,12 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     // same (rarely: a caller that got the advice of its callee).
     let mut callers_of: FxHashSet<String> = FxHashSet::default();
     for _ in 0..4 {
-        let parsed = match parse_what_matters(text, &callers_of, !with_fixes) {
+        let parsed = match parse_what_matters(text, &callers_of, !with_fixes, Some(&imported).filter(|i| !i.is_empty())) {
             Some(Parse::Part(parsed)) => parsed,
             Some(Parse::Quiet) => return Vec::new(),
             None => break,
         };
-        let findings = check_once(text, &parsed.tree, settings, gpu, &parsed.hidden, &parsed.unwalked, with_fixes);
+        let findings = check_once(text, &parsed.tree, settings, gpu, (&parsed.hidden, &parsed.unwalked), with_fixes, place);
         let units = definition_units(&parsed.tree);
         // (Units are sorted and disjoint: the one that could hold a finding
         // is the last to start at or before it.)
@@ -246,27 +259,37 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
         }
         break;
     }
-    check_once(text, &gpulens_syntax::parse(text), settings, gpu, &[], &[], with_fixes)
+    check_once(text, &gpulens_syntax::parse(text), settings, gpu, (&[], &[]), with_fixes, place)
+}
+
+/// [`check_text_in`] over the whole tree, with no pre-scan (for tests: the
+/// pre-scan must find the same).
+#[doc(hidden)]
+pub fn check_whole_in(text: &str, settings: &Settings, gpu: &GpuProfile, place: Option<&project::Place>) -> Vec<Finding> {
+    if !might_have_findings(text) && place.is_none_or(|p| p.imported_names(text).is_empty()) {
+        return Vec::new();
+    }
+    check_once(text, &gpulens_syntax::parse(text), settings, gpu, (&[], &[]), true, place)
 }
 
 /// Whether [`check_text`] would parse `text` only in part (for tests).
 #[doc(hidden)]
 pub fn parses_in_part(text: &str) -> bool {
-    parse_what_matters(text, &FxHashSet::default(), false).is_some()
+    parse_what_matters(text, &FxHashSet::default(), false, None).is_some()
 }
 
 /// Whether [`check_text`] finds from the bytes alone that `text` can have
 /// no finding, and parses none of it (for tests).
 #[doc(hidden)]
 pub fn parses_nothing(text: &str) -> bool {
-    matches!(parse_what_matters(text, &FxHashSet::default(), false), Some(Parse::Quiet))
+    matches!(parse_what_matters(text, &FxHashSet::default(), false, None), Some(Parse::Quiet))
 }
 
 /// The names of the definitions [`check_text`]'s first parse of `text`
 /// analyses, in order; `None` where it parses the whole text (for tests).
 #[doc(hidden)]
 pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
-    let parsed = match parse_what_matters(text, &FxHashSet::default(), false)? {
+    let parsed = match parse_what_matters(text, &FxHashSet::default(), false, None)? {
         Parse::Part(parsed) => parsed,
         Parse::Quiet => return Some(Vec::new()),
     };
@@ -279,7 +302,7 @@ pub fn analysed_definitions(text: &str) -> Option<Vec<String>> {
 /// `text` leaves out (for tests).
 #[doc(hidden)]
 pub fn statements_left_out(text: &str) -> Vec<&str> {
-    match parse_what_matters(text, &FxHashSet::default(), true) {
+    match parse_what_matters(text, &FxHashSet::default(), true, None) {
         Some(Parse::Part(parsed)) => parsed.left_out.iter().map(|r| text[r.clone()].trim_end()).collect(),
         _ => Vec::new(),
     }
@@ -297,7 +320,7 @@ pub(crate) fn definition_name<'a>(text: &'a str, unit: Node<'_>) -> Option<&'a s
 /// hold the shortcuts to.
 #[doc(hidden)]
 pub fn check_reference(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> Vec<Finding> {
-    check_once(text, tree, settings, gpu, &[], &[], true)
+    check_once(text, tree, settings, gpu, (&[], &[]), true, None)
 }
 
 fn run_rules(module: &Module<'_>, text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile, with_fixes: bool) -> Vec<Finding> {

@@ -606,3 +606,58 @@ fn mirrored_methods_keep_what_an_array_can_reach() {
     let whole = same_as_whole(text);
     assert!(whole.iter().filter(|f| f.code == "CUPY001").count() >= 2, "{whole:?}");
 }
+
+/// Each file's place in a project index built over all of `files` (module
+/// names from the folders that hold an `__init__.py`).
+fn places(files: &[PathBuf]) -> Vec<Option<gpulens_diagnostics::project::Place>> {
+    use gpulens_diagnostics::project::{module_name, Place, ProjectIndex};
+    let module_of = |path: &Path| {
+        let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let folder = |i: usize| parts[..=i].iter().collect::<PathBuf>();
+        module_name(&parts, &|i| folder(i).join("__init__.py").is_file())
+    };
+    let names: Vec<Option<(String, bool)>> = files.iter().map(|p| module_of(p)).collect();
+    let summaries = files.iter().zip(&names).flat_map(|(path, name)| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        name.as_ref().map(|(module, _)| ProjectIndex::summarize(module, &text)).unwrap_or_default()
+    });
+    let index = std::sync::Arc::new(ProjectIndex::new(summaries));
+    names.into_iter().map(|n| n.map(|(module, package)| Place { index: index.clone(), module, package })).collect()
+}
+
+/// With a project index, a definition that calls a function the index knows
+/// is kept by the pre-scan (a value from another module reaches it): its
+/// findings, and the incremental analysis's, are those of the whole tree
+/// read with the same index. Over the
+/// fixtures (one project) and the corpus named by `GPULENS_CORPUS`.
+#[test]
+fn with_a_project_index_the_same_as_the_whole_tree() {
+    let settings = Settings::default();
+    let gpu = GpuProfile::target("H200").unwrap();
+    let mut files = Vec::new();
+    python_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut files);
+    if let Some(dir) = std::env::var_os("GPULENS_CORPUS") {
+        python_files(Path::new(&dir), &mut files);
+    }
+    let places = places(&files);
+    let mut differ = Vec::new();
+    let mut with_index = 0;
+    for (path, place) in files.iter().zip(&places) {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let Some(place) = place.as_ref().filter(|p| !p.imported_names(&text).is_empty()) else { continue };
+        with_index += 1;
+        let whole = gpulens_diagnostics::check_whole_in(&text, &settings, &gpu, Some(place));
+        if gpulens_diagnostics::check_text_in(&text, &settings, &gpu, Some(place), true) != whole {
+            differ.push(path.display().to_string());
+        }
+        // (And the language server's incremental analysis, given the place.)
+        let mut cache = gpulens_diagnostics::Cache::default();
+        cache.set_place(Some(place.clone()));
+        if gpulens_diagnostics::check_incremental(&text, &gpulens_syntax::parse(&text), &settings, &gpu, &mut cache) != whole {
+            differ.push(format!("{} (incremental)", path.display()));
+        }
+    }
+    assert!(differ.is_empty(), "{} of {with_index} files differ: {:?}", differ.len(), &differ[..differ.len().min(20)]);
+    eprintln!("{with_index} files read with the project index compared");
+}

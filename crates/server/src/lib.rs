@@ -11,6 +11,7 @@
 mod convert;
 mod framing;
 mod settings;
+pub mod workspace;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -284,6 +285,11 @@ struct State {
     editor: RwLock<EditorSettings>,
     project: RwLock<Option<Layer>>,
     project_file: RwLock<Option<PathBuf>>,
+    /// The workspace folder, whose Python files the project index reads.
+    root: RwLock<Option<PathBuf>>,
+    /// What the workspace's functions declare they return (see `workspace`):
+    /// empty until the background scan after `initialized` is done.
+    index: RwLock<Arc<gpulens_diagnostics::project::ProjectIndex>>,
     effective: RwLock<Arc<Effective>>,
     gpu: RwLock<Arc<GpuProfile>>,
     /// What NVML reported, once the background probe has run.
@@ -347,6 +353,8 @@ impl Backend {
                 editor: RwLock::new(editor),
                 project: RwLock::new(None),
                 project_file: RwLock::new(None),
+                root: RwLock::new(None),
+                index: RwLock::new(Arc::default()),
                 effective: RwLock::new(effective),
                 gpu: RwLock::new(Arc::new(GpuProfile::none())),
                 attached: RwLock::new(None),
@@ -368,6 +376,34 @@ impl Backend {
 
     fn converter(&self) -> Converter {
         Converter { encoding: self.encoding() }
+    }
+
+    /// Where the document at `uri` sits in the workspace's project index.
+    fn place_for(&self, uri: &Uri) -> Option<gpulens_diagnostics::project::Place> {
+        let index = self.state.index.read().unwrap().clone();
+        if index.is_empty() {
+            return None;
+        }
+        let path = uri.to_file_path()?;
+        workspace::place_of(&index, &path)
+    }
+
+    /// Re-reads what the file at `uri` declares into the project index
+    /// (`text`: its current text). Returns whether the index changed: then
+    /// every open document is re-analysed (one file's declared returns can
+    /// change another's findings).
+    fn reindex(&self, uri: &Uri, text: &str) -> bool {
+        let Some(path) = uri.to_file_path() else { return false };
+        let Some((module, _)) = workspace::module_of(&path) else { return false };
+        let summary = workspace::summarize_bytes(&module, text.as_bytes());
+        let mut index = self.state.index.write().unwrap();
+        let mut updated = (**index).clone();
+        updated.replace_module(&module, summary);
+        if updated.digest() == index.digest() {
+            return false;
+        }
+        *index = Arc::new(updated);
+        true
     }
 
     fn next_generation(&self) -> u64 {
@@ -469,6 +505,7 @@ impl Backend {
                 entry.edits.fetch_add(1, Ordering::AcqRel);
                 let memory = entry.memory.clone();
                 let mut cache = memory.cache();
+                cache.set_place(self.place_for(uri));
                 memory.recent().clear(); // found under the old settings
                 let findings = self.analyse(&mut entry.doc, &mut cache);
                 drop(cache);
@@ -565,7 +602,8 @@ impl LanguageServer for Backend {
             .map(|f| f.uri.clone())
             .or(params.root_uri.clone())
             .and_then(|u| u.to_file_path().map(|p| p.into_owned()));
-        *self.state.project_file.write().unwrap() = root.map(|r| r.join("pyproject.toml"));
+        *self.state.project_file.write().unwrap() = root.as_ref().map(|r| r.join("pyproject.toml"));
+        *self.state.root.write().unwrap() = root;
         let mut problems: Vec<String> = self.load_project().into_iter().collect();
         if let Some(options) = &params.initialization_options {
             match EditorSettings::from_json(options) {
@@ -589,6 +627,8 @@ impl LanguageServer for Backend {
                 text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
                     open_close: Some(true),
                     change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    // (A saved file's declared returns go into the project index.)
+                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                     ..Default::default()
                 })),
                 diagnostic_provider: pull.then(|| {
@@ -659,7 +699,47 @@ impl LanguageServer for Backend {
                 backend.refresh_all(uris); // only when the advice changed
             }
         });
+        // The project index: every Python file of the workspace, read off
+        // the path of the first edits; then the open documents are analysed
+        // again with it.
+        if let Some(root) = self.state.root.read().unwrap().clone() {
+            let client = self.client.clone();
+            let state = self.state.clone();
+            tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                let Ok(index) = tokio::task::spawn_blocking(move || workspace::scan(&root)).await else { return };
+                tracing::info!(
+                    "project index: {} functions declare what they return ({} bytes), read in {:?}",
+                    index.len(),
+                    index.memory_bytes(),
+                    started.elapsed()
+                );
+                if index.is_empty() {
+                    return;
+                }
+                *state.index.write().unwrap() = Arc::new(index);
+                let backend = Backend { client, state };
+                let uris = backend.reconfigure();
+                backend.refresh_all(uris);
+            });
+        }
         tracing::info!("gpulens {} ready", env!("CARGO_PKG_VERSION"));
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let text = self.state.docs.get(&uri).map(|e| e.doc.text().to_string());
+        let changed = guard("didSave", || match &text {
+            Some(text) => self.reindex(&uri, text),
+            None => {
+                let text = uri.to_file_path().and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default();
+                self.reindex(&uri, &text)
+            }
+        });
+        if changed == Some(true) {
+            let uris = self.reconfigure();
+            self.refresh_all(uris);
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -669,9 +749,11 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let item = params.text_document;
+        let index = self.state.index.read().unwrap().clone();
         let opened = guard("didOpen", || {
             let mut doc = Document::new(&item.text);
             let mut cache = Cache::default();
+            cache.set_place(self.place_for(&item.uri));
             let findings = self.analyse(&mut doc, &mut cache);
             let memory = Memory::new(cache, doc.text_hash(), findings.clone());
             OpenDoc {
@@ -687,6 +769,11 @@ impl LanguageServer for Backend {
         if let Some(open) = opened {
             if let Some(old) = self.state.docs.insert(item.uri.clone(), open) {
                 old.edits.fetch_add(1, Ordering::AcqRel); // stops its analysis, if one is under way
+            }
+            // The project index came in while this was analysed without it
+            // (its re-analysis of the open documents missed this one).
+            if !Arc::ptr_eq(&index, &self.state.index.read().unwrap()) {
+                self.reconfigure();
             }
             self.publish(item.uri).await;
         }

@@ -31,9 +31,19 @@ pub struct Cache {
     scans: Scans,
     /// Of the last run: (functions reused or skipped, functions in all).
     pub last_reuse: (usize, usize),
+    /// Where the document sits in its project (see [`crate::project`]):
+    /// what other modules' functions return. Part of every unit's key.
+    place: Option<crate::project::Place>,
 }
 
 impl Cache {
+    /// Sets where the document sits in its project (the language server's
+    /// workspace index changed, or the document moved). Findings analysed
+    /// under another index are not reused: the index is part of every key.
+    pub fn set_place(&mut self, place: Option<crate::project::Place>) {
+        self.place = place;
+    }
+
     /// What is known about a function under `key`, if it can be reused for
     /// `fix_key`: findings are only reused with fixes made in the same context.
     fn reusable(&self, key: u64, fix_key: u64) -> Option<&Vec<Finding>> {
@@ -60,11 +70,17 @@ pub fn check_incremental_unless(
     cancel: &dyn Fn() -> bool,
 ) -> Option<Vec<Finding>> {
     let knowledge = Knowledge::get();
-    if !might_have_findings(text) {
-        *cache = Cache::default();
+    // (A text that calls a function of the project's index may work on a
+    // value from another module, whatever it imports.)
+    if !might_have_findings(text) && cache.place.as_ref().is_none_or(|p| p.imported_names(text).is_empty()) {
+        let place = cache.place.take();
+        *cache = Cache { place, ..Cache::default() };
         return Some(Vec::new());
     }
     let mut plan = Plan::new(text, tree, knowledge, &mut cache.scans);
+    if let Some(outside) = plan.outside.as_mut() {
+        outside.place = cache.place.clone();
+    }
     if cancel() {
         return None;
     }
@@ -84,6 +100,9 @@ pub fn check_incremental_unless(
         let _ = write!(Hashing(&mut global), "{settings:?}{gpu:?}");
     }
     plan.global.hash(&mut global);
+    if let Some(place) = &cache.place {
+        (place.index.digest(), &place.module, place.package).hash(&mut global);
+    }
     let global = global.finish();
     for u in &mut plan.units {
         u.key ^= global;
@@ -98,7 +117,11 @@ pub fn check_incremental_unless(
     let module = match &plan.outside {
         Some(outside) if skip.len() == plan.units.len() => outside,
         _ => {
-            walked = Module::new_skipping_unless(text, tree, knowledge, &skip, cancel)?;
+            walked = {
+                let mut module = Module::new_skipping_unless(text, tree, knowledge, &skip, cancel)?;
+                module.place = cache.place.clone();
+                module
+            };
             &walked
         }
     };

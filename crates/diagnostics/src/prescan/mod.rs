@@ -85,7 +85,18 @@ pub(crate) enum Parse {
 /// module's imports and plain assignments that start nothing and bind only
 /// names nothing parsed reads are left out too (see [`Unread`]): only the
 /// fixes, not the rules, read what a module binds beyond that.
-pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unread_out: bool) -> Option<Parse> {
+///
+/// `project`: when the file is checked as part of a project, the names by
+/// which it calls functions the project's index knows (see
+/// [`crate::project::Place::imported_names`]): a definition that calls one
+/// can receive a value from another module, as from a caller or callee in
+/// this one.
+pub(crate) fn parse_what_matters(
+    text: &str,
+    callers_of: &FxHashSet<String>,
+    unread_out: bool,
+    project: Option<&FxHashSet<String>>,
+) -> Option<Parse> {
     let outline = gpulens_syntax::outline::outline(text)?;
     let plain = plain_code(text)?;
     // The GPU rules apply in tests too, and read kernels anywhere.
@@ -100,7 +111,17 @@ pub(crate) fn parse_what_matters(text: &str, callers_of: &FxHashSet<String>, unr
     let flows: std::cell::OnceCell<(Vec<FlowCalls>, Vec<Vec<usize>>)> = std::cell::OnceCell::new();
     let flows = || flows.get_or_init(|| definition_flows(&plain, &outline));
     let reach: std::cell::OnceCell<Vec<bool>> = std::cell::OnceCell::new();
-    let reach = |i: usize| reach.get_or_init(|| flow_reach(&plain, &outline, flows()))[i];
+    let reach = |i: usize| {
+        reach.get_or_init(|| {
+            let mut reach = flow_reach(&plain, &outline, flows());
+            if let Some(imported) = project {
+                for (r, d) in reach.iter_mut().zip(&outline.definitions) {
+                    *r = *r || all_called_names(&plain[d.range.clone()]).iter().any(|c| imported.contains(c));
+                }
+            }
+            reach
+        })[i]
+    };
     if !gpu_code {
         if let Some((found, quiet, statements)) = irrelevant_definitions(text, &plain, &outline, &skipped, &reach, unread_out) {
             irrelevant = found;

@@ -494,5 +494,6 @@ fn evidence_phrase(cx: &Context<'_, '_>, range: std::ops::Range<usize>) -> Optio
         Evidence::Documented(ty) => format!(" (`{name}` is documented as `{ty}`.)"),
         Evidence::Passed { caller, argument } => format!(" (`{name}` is what `{caller}` passes it: `{argument}`.)"),
         Evidence::UsedAs(what) => format!(" (`{name}` is used as a pandas or NetworkX object: `{what}`.)"),
+        Evidence::Declared(function) => format!(" (`{name}` is what `{function}` returns, as that function declares.)"),
     })
 }

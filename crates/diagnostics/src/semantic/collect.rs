@@ -332,10 +332,15 @@ impl<'t> Module<'t> {
     pub(super) fn collect_import_from(&mut self, node: Node<'t>, scope: std::ops::Range<usize>) {
         let g = grammar();
         let Some(module) = node.child_by_field_id(g.f_module_name.get()) else { return };
-        if module.kind_id() != g.dotted_name {
-            return; // relative imports name the user's own code
-        }
-        let module = canonical_module(dotted(self.text_of(module)));
+        // A relative import names the user's own code: kept with its dots
+        // (`.utils.load`), which name nothing the knowledge maps; the
+        // project's index reads them (see `crate::project::Place`).
+        let module = if module.kind_id() == g.dotted_name {
+            canonical_module(dotted(self.text_of(module)))
+        } else {
+            let text: String = self.text_of(module).split_whitespace().collect();
+            text.strip_suffix('.').map_or(text.clone(), str::to_string)
+        };
         let qualified = |name: &str| {
             let mut q = String::with_capacity(module.len() + 1 + name.len());
             q.push_str(&module);

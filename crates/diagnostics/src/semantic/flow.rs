@@ -28,6 +28,9 @@ pub enum Evidence {
     Passed { caller: String, argument: String },
     /// The code calls on it what only one library's objects have (`.groupby`).
     UsedAs(String),
+    /// It is what another module's function returns, as that function
+    /// declares (`-> pd.DataFrame`, its docstring): the function's name.
+    Declared(String),
 }
 
 /// The functions of the walked tree, found once, as indices into the
@@ -400,7 +403,16 @@ impl<'t> Module<'t> {
     /// plain re-bindings (`out = df.groupby(...)`).
     pub fn evidence(&self, expr: Node<'t>, scope: usize) -> Option<(String, Evidence)> {
         let mut expr = expr;
+        let mut named: Option<&str> = None;
         for _ in 0..8 {
+            // What another module's function returns (`sales = utils.load(p)`).
+            if let (Some(place), "call") = (&self.place, expr.kind_name()) {
+                let callee = expr.field("function")?;
+                if let Some(function) = self.qualified_name(callee).filter(|q| place.returns(q).is_some()) {
+                    let function = place.absolute(&function)?;
+                    return Some((named.unwrap_or(self.text_of(callee)).to_string(), Evidence::Declared(function)));
+                }
+            }
             // The object a chain starts from: `df` in `df.groupby("k").sum()`.
             while matches!(expr.kind_name(), "call" | "attribute" | "subscript") {
                 expr = match expr.kind_name() {
@@ -413,6 +425,7 @@ impl<'t> Module<'t> {
                 return None;
             }
             let name = self.text_of(expr);
+            named.get_or_insert(name);
             match self.lookup(scope, name, expr.start_byte())? {
                 super::Binding::Assigned(rhs) => expr = rhs,
                 super::Binding::Parameter => {

@@ -191,6 +191,9 @@ pub struct Module<'t> {
     /// Module-level functions left out of the tree (a partial parse): their
     /// names are still taken.
     pub(crate) hidden_definitions: rustc_hash::FxHashSet<String>,
+    /// Where the module sits in its project, when the caller knows: what the
+    /// other modules' functions return (see [`crate::project`]).
+    pub(crate) place: Option<crate::project::Place>,
     /// Function node id → what the context rules read in it, gathered on
     /// first use (they read a function once per call in it). Byte ranges,
     /// not nodes: a cell holding nodes would pin the tree's lifetime.
@@ -368,6 +371,7 @@ impl<'t> Module<'t> {
             in_flow: std::cell::Cell::new(false),
             parameters: std::cell::RefCell::new(HashMap::default()),
             mirror_calls: Default::default(),
+            place: None,
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
@@ -800,6 +804,8 @@ mod tests {
                 ("F", "numpy.fft"),
                 ("KM", "sklearn.cluster.KMeans"),
                 ("la", "numpy.linalg"),
+                // (A relative import keeps its dots: the project's index reads it.)
+                ("local", ".local"),
                 ("np", "numpy"),
                 ("pagerank", "networkx.pagerank"),
                 ("pandas", "pandas"),

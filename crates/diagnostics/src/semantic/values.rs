@@ -698,6 +698,12 @@ impl<'t> Module<'t> {
         if returned != Value::Unknown {
             return returned;
         }
+        // Another module's of the project: what it declares it returns.
+        if let Some(place) = &self.place {
+            if let Some(value) = self.qualified_name(function).and_then(|name| place.returns(&name)) {
+                return value;
+            }
+        }
         if function.kind_name() == "attribute" {
             let Some(object) = function.field("object") else { return Value::Unknown };
             let method = function.field("attribute").map_or("", |m| self.text_of(m));
