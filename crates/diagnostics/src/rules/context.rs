@@ -38,20 +38,24 @@ fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Vec<&'t str> {
     names
 }
 
-/// The call sits in geometry code: a function or class named for rotations
-/// and the like, or a class whose name says it is a transform (a geometric
-/// one: `Transformer`s are scikit-learn's data transforms).
+/// The call sits in geometry code: a function or class named for rotations,
+/// quaternions, Euler angles, affine maps or homographies, or a class that
+/// is a transform (`ProjectiveTransform`; `Transformer`s are scikit-learn's
+/// data transforms). A function is not geometry for being named
+/// "transform…": data is transformed as often as space (`transform_counts`
+/// as often as `transform_points`).
 pub(crate) fn in_geometry<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
-    names_around(cx, node).iter().enumerate().any(|(i, name)| {
-        let lower = name.to_ascii_lowercase();
-        // scikit-learn's `transform`/`fit_transform` methods transform data, not space.
-        let data_method = i == 0 && matches!(*name, "transform" | "fit_transform" | "inverse_transform" | "_transform");
-        // Whole words or their starts (`quat` in `quat_mul`, `Quaternion`; not in `equations`).
-        words(name).iter().any(|word| GEOMETRY.iter().any(|w| word.starts_with(w)))
-            || lower.contains("angle_axis")
-            || (name.contains("Transform") && !name.contains("Transformer"))
-            || (!data_method && lower.split('_').any(|w| matches!(w, "transform" | "trans" | "transformation")))
-    })
+    let module = cx.module;
+    let in_transform_class = module.ancestors(node).any(|n| {
+        n.kind_name() == "class_definition"
+            && n.field("name").map(|c| module.text_of(c)).is_some_and(|c| c.ends_with("Transform") && !c.contains("Transformer"))
+    });
+    in_transform_class
+        || names_around(cx, node).iter().any(|name| {
+            let lower = name.to_ascii_lowercase();
+            // Whole words or their starts (`quat` in `quat_mul`, `Quaternion`; not in `equations`).
+            words(name).iter().any(|word| GEOMETRY.iter().any(|w| word.starts_with(w))) || lower.contains("angle_axis")
+        })
 }
 
 /// The words of an identifier, lower-cased: split at underscores and at
