@@ -632,7 +632,7 @@ fn places(files: &[PathBuf]) -> Vec<Option<gpulens_diagnostics::project::Place>>
 /// read with the same index. Over the
 /// fixtures (one project) and the corpus named by `GPULENS_CORPUS`.
 #[test]
-fn with_a_project_index_the_same_as_the_whole_tree() {
+fn corpus_read_with_a_project_index_as_the_whole_tree() {
     let settings = Settings::default();
     let gpu = GpuProfile::target("H200").unwrap();
     let mut files = Vec::new();
