@@ -58,7 +58,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     // What each file's functions declare they return, for the others.
     let started = std::time::Instant::now();
-    let (index, modules) = crate::project::index(&files);
+    let (index, modules) = crate::project::index(&files, &paths);
     if std::env::var("GPULENS_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
         eprintln!(
             "gpulens: debug: project index: {} functions, {} bytes, read in {:.0} ms",

@@ -11,12 +11,47 @@ use gpulens_server::workspace::{module_of, summarize_file};
 use rayon::prelude::*;
 
 /// The index over `files`, and each file's module name (by the file's
-/// position in `files`; none where it cannot be told).
-pub fn index(files: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Option<(String, bool)>>) {
+/// position in `files`; none where it cannot be told). A file named on the
+/// command line (`gpulens check shop/report.py`, as pre-commit runs it)
+/// brings the other modules of its package into the index too, unchecked.
+pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Option<(String, bool)>>) {
     let names: Vec<Option<(String, bool)>> = files.par_iter().map(|p| module_of(p)).collect();
+    let mut read: Vec<PathBuf> = files.to_vec();
+    let mut roots: Vec<PathBuf> = named.iter().filter(|p| p.is_file()).filter_map(|p| package_root(p)).collect();
+    roots.sort();
+    roots.dedup();
+    if !roots.is_empty() {
+        let mut seen: std::collections::HashSet<PathBuf> = files.iter().filter_map(|f| std::path::absolute(f).ok()).collect();
+        for root in roots {
+            let walk = ignore::WalkBuilder::new(&root).build();
+            for entry in walk.flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())) {
+                let path = entry.into_path();
+                if path.extension().is_some_and(|e| e == "py") && seen.insert(std::path::absolute(&path).unwrap_or(path.clone())) {
+                    read.push(path);
+                }
+                if read.len() >= gpulens_server::workspace::MAX_FILES {
+                    break;
+                }
+            }
+        }
+    }
     let summaries: Vec<_> =
-        files.par_iter().map_init(Vec::new, |buffer, path| summarize_file(path, buffer).map(|(_, s)| s)).flatten().collect();
+        read.par_iter().map_init(Vec::new, |buffer, path| summarize_file(path, buffer).map(|(_, s)| s)).flatten().collect();
     (Arc::new(ProjectIndex::new(summaries.into_iter().flatten())), names)
+}
+
+/// The outermost folder above `file` that is a package (holds an
+/// `__init__.py`, as every folder between it and the file does).
+fn package_root(file: &std::path::Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(file).ok()?;
+    let mut root = None;
+    for folder in absolute.ancestors().skip(1) {
+        if !folder.join("__init__.py").is_file() {
+            break;
+        }
+        root = Some(folder.to_path_buf());
+    }
+    root
 }
 
 /// The place of a file in the index, if it has a module name.
