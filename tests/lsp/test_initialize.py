@@ -47,7 +47,8 @@ async def test_neovim_preset_gets_utf8_and_pull_diagnostics(neovim: GpulensClien
     caps = neovim.init_result.capabilities
     assert caps.position_encoding == types.PositionEncodingKind.Utf8
     assert caps.diagnostic_provider is not None
-    assert caps.diagnostic_provider.inter_file_dependencies is False
+    # What one module declares it returns changes findings in another (the project index).
+    assert caps.diagnostic_provider.inter_file_dependencies is True
 
 
 async def test_older_neovim_offering_only_utf16_gets_utf16(tmp_path):

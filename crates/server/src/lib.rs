@@ -634,7 +634,8 @@ impl LanguageServer for Backend {
                 diagnostic_provider: pull.then(|| {
                     DiagnosticServerCapabilities::Options(DiagnosticOptions {
                         identifier: Some("gpulens".into()),
-                        inter_file_dependencies: false,
+                        // One module's declared returns change another's findings (the project index).
+                        inter_file_dependencies: true,
                         workspace_diagnostics: false,
                         ..Default::default()
                     })
