@@ -206,6 +206,13 @@ impl<'t> Module<'t> {
     /// matrices — is theirs): `numpy.matmul` and its entry.
     pub fn resolve_matmul(&self, node: Node<'_>, scope: usize) -> Option<(String, &'static ApiMapping)> {
         let operands = super::arguments::matmul_operands(node)?;
+        // (A module that imports no NumPy makes no NumPy array to multiply:
+        // a list literal is not one.)
+        if !self.answer_once(self.root, "imports numpy", || {
+            self.imports.values().flatten().any(|(_, target)| target == "numpy" || target.starts_with("numpy."))
+        }) {
+            return None;
+        }
         let values = operands.map(|o| self.value(o, scope));
         if values.iter().any(|v| matches!(v, Value::Device(_))) || !values.iter().any(|v| matches!(v, Value::Array(_))) {
             return None;
