@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use gpulens_diagnostics::project::{Place, ProjectIndex};
-use gpulens_server::workspace::{module_of, summarize_file};
+use gpulens_server::workspace::{module_of, place_named, summarize_file};
 use rayon::prelude::*;
 
 /// The index over `files`, and each file's module name (by the file's
@@ -16,7 +16,8 @@ use rayon::prelude::*;
 /// brings the other modules of its package into the index too, unchecked.
 pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Option<(String, bool)>>) {
     let names: Vec<Option<(String, bool)>> = files.par_iter().map(|p| module_of(p)).collect();
-    let mut read: Vec<PathBuf> = files.to_vec();
+    // (The files' own names are worked out once, for the index and their places.)
+    let mut read: Vec<(PathBuf, Option<(String, bool)>)> = files.iter().cloned().zip(names.iter().cloned()).collect();
     let mut roots: Vec<PathBuf> = named.iter().filter(|p| p.is_file()).filter_map(|p| package_root(p)).collect();
     roots.sort();
     roots.dedup();
@@ -27,7 +28,8 @@ pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Op
             for entry in walk.flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())) {
                 let path = entry.into_path();
                 if path.extension().is_some_and(|e| e == "py") && seen.insert(std::path::absolute(&path).unwrap_or(path.clone())) {
-                    read.push(path);
+                    let name = module_of(&path);
+                    read.push((path, name));
                 }
                 if read.len() >= gpulens_server::workspace::MAX_FILES {
                     break;
@@ -35,8 +37,11 @@ pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Op
             }
         }
     }
-    let summaries: Vec<_> =
-        read.par_iter().map_init(Vec::new, |buffer, path| summarize_file(path, buffer).map(|(_, s)| s)).flatten().collect();
+    let summaries: Vec<_> = read
+        .par_iter()
+        .map_init(Vec::new, |buffer, (path, name)| summarize_file(path, &name.as_ref()?.0, buffer))
+        .flatten()
+        .collect();
     (Arc::new(ProjectIndex::new(summaries.into_iter().flatten())), names)
 }
 
@@ -56,6 +61,5 @@ fn package_root(file: &std::path::Path) -> Option<PathBuf> {
 
 /// The place of a file in the index, if it has a module name.
 pub fn place(index: &Arc<ProjectIndex>, name: &Option<(String, bool)>) -> Option<Place> {
-    let (module, package) = name.clone()?;
-    Some(Place { index: index.clone(), module, package })
+    place_named(index, name.clone())
 }

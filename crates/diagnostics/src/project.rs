@@ -21,8 +21,6 @@ use crate::semantic::{type_text_value, Value};
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ProjectIndex {
     returns: FxHashMap<String, Value>,
-    /// The functions' own names, to tell quickly whether a text calls one.
-    names: FxHashSet<String>,
     /// Module → its functions' own names.
     by_module: FxHashMap<String, Vec<String>>,
     /// A digest of `returns` (see [`ProjectIndex::digest`]).
@@ -84,7 +82,6 @@ impl ProjectIndex {
 
     fn insert(&mut self, name: String, value: Value) {
         if let Some((module, short)) = name.rsplit_once('.') {
-            self.names.insert(short.to_string());
             self.by_module.entry(module.to_string()).or_default().push(short.to_string());
         }
         self.returns.insert(name, value);
@@ -96,11 +93,6 @@ impl ProjectIndex {
         self.returns.retain(|name, _| !name.starts_with(&prefix) || name[prefix.len()..].contains('.'));
         let returns = std::mem::take(&mut self.returns);
         *self = ProjectIndex::new(returns.into_iter().chain(summary));
-    }
-
-    /// Whether some function of the index is called `name`.
-    pub fn knows_name(&self, name: &str) -> bool {
-        self.names.contains(name)
     }
 
     /// What the function `qualified` is declared to return.
@@ -120,10 +112,10 @@ impl ProjectIndex {
     pub fn memory_bytes(&self) -> usize {
         let entry = std::mem::size_of::<(String, Value)>() + 8;
         let string = std::mem::size_of::<String>() + 8;
-        let names: usize = self.returns.keys().map(|k| k.capacity()).sum::<usize>() + self.names.iter().map(|n| n.capacity()).sum::<usize>();
+        let names: usize = self.returns.keys().map(|k| k.capacity()).sum::<usize>();
         let modules: usize =
             self.by_module.iter().map(|(m, f)| m.capacity() + string + f.capacity() * string + f.iter().map(|n| n.capacity()).sum::<usize>()).sum();
-        names + modules + self.returns.capacity() * entry + self.names.capacity() * string
+        names + modules + self.returns.capacity() * entry
     }
 
     /// A digest of the whole index: what a cache of findings that read it is keyed by.
@@ -140,29 +132,6 @@ impl ProjectIndex {
         hasher.finish()
     }
 
-    /// Whether `text` calls a function by the name of one the index knows
-    /// (`name(`): only then can the index change its findings.
-    pub fn mentioned_in(&self, text: &str) -> bool {
-        if self.names.is_empty() {
-            return false;
-        }
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i].is_ascii_alphabetic() || bytes[i] == b'_' {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                if bytes.get(i) == Some(&b'(') && self.names.contains(&text[start..i]) {
-                    return true;
-                }
-            } else {
-                i += 1;
-            }
-        }
-        false
-    }
 }
 
 impl Place {
@@ -380,8 +349,7 @@ mod tests {
             ]
         );
         let index = ProjectIndex::new(summary);
-        assert!(index.mentioned_in("x = io.demean(df)"));
-        assert!(!index.mentioned_in("demean = 3"));
+        assert_eq!(index.returns("pkg.io.demean"), Some(Value::Frame(None)));
     }
 
     #[test]

@@ -46,17 +46,15 @@ pub fn summarize_bytes(module: &str, bytes: &[u8]) -> Summary {
     }
 }
 
-/// The summary of the file at `path`, read from disk.
-pub fn summarize_file(path: &Path, buffer: &mut Vec<u8>) -> Option<(String, Summary)> {
-    let (module, _) = module_of(path)?;
+/// The summary of the file at `path` (module `module`), read from disk.
+pub fn summarize_file(path: &Path, module: &str, buffer: &mut Vec<u8>) -> Option<Summary> {
     // (Only a regular file: a pipe read here would be empty when checked.)
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return None;
     }
     buffer.clear();
     std::fs::File::open(path).and_then(|mut f| f.read_to_end(buffer)).ok()?;
-    let summary = summarize_bytes(&module, buffer);
-    Some((module, summary))
+    Some(summarize_bytes(module, buffer))
 }
 
 /// The index of the Python files under `root` (as `gpulens check` finds
@@ -68,7 +66,7 @@ pub fn scan(root: &Path) -> ProjectIndex {
     for entry in walk.flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())).take(MAX_FILES) {
         let path = entry.path();
         if path.extension().is_some_and(|e| e == "py" || e == "pyi") {
-            if let Some((_, summary)) = summarize_file(path, &mut buffer) {
+            if let Some(summary) = module_of(path).and_then(|(module, _)| summarize_file(path, &module, &mut buffer)) {
                 summaries.extend(summary);
             }
         }
@@ -78,6 +76,11 @@ pub fn scan(root: &Path) -> ProjectIndex {
 
 /// Where the file at `path` sits in `index`.
 pub fn place_of(index: &Arc<ProjectIndex>, path: &Path) -> Option<Place> {
-    let (module, package) = module_of(path)?;
+    place_named(index, module_of(path))
+}
+
+/// The place in `index` of a file whose module name is `name` (see [`module_of`]).
+pub fn place_named(index: &Arc<ProjectIndex>, name: Option<(String, bool)>) -> Option<Place> {
+    let (module, package) = name?;
     Some(Place { index: index.clone(), module, package })
 }
