@@ -293,9 +293,22 @@ fn header_end(def: &str) -> Option<usize> {
 /// (`Returns:\n    type: description`) or Sphinx's (`:rtype: type`). None
 /// when it documents several values (a tuple) or none.
 pub(crate) fn documented_return(doc: &str) -> Option<&str> {
+    documented_return_entry(doc).map(|(ty, _)| ty)
+}
+
+/// [`documented_return`], with the lines that describe the value (those
+/// indented under its entry, or the rest of a Google entry's line): a
+/// shape is often stated there (`Predicted values of shape (n_samples,)`).
+pub(crate) fn documented_return_entry(doc: &str) -> Option<(&str, Vec<&str>)> {
     if let Some(at) = doc.find(":rtype:") {
         let rest = &doc[at + ":rtype:".len()..];
-        return Some(rest.lines().next().unwrap_or("").trim());
+        let description = doc.find(":returns:").or_else(|| doc.find(":return:")).map(|r| {
+            let text = &doc[r..];
+            let text = text.split_once(':').map_or(text, |(_, t)| t);
+            let text = text.split_once(':').map_or(text, |(_, t)| t);
+            vec![text.lines().next().unwrap_or("").trim()]
+        });
+        return Some((rest.lines().next().unwrap_or("").trim(), description.unwrap_or_default()));
     }
     let lines: Vec<&str> = doc.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -318,10 +331,17 @@ pub(crate) fn documented_return(doc: &str) -> Option<&str> {
             return None;
         }
         let entry = entries[0].trim();
+        let mut description: Vec<&str> = body.iter().filter(|l| indent(l) > base).map(|l| l.trim()).collect();
         return Some(if numpy {
-            entry.split_once(" : ").map_or(entry, |(_, ty)| ty)
+            (entry.split_once(" : ").map_or(entry, |(_, ty)| ty), description)
         } else {
-            entry.split_once(':').map_or(entry, |(ty, _)| ty)
+            match entry.split_once(':') {
+                Some((ty, rest)) => {
+                    description.insert(0, rest.trim());
+                    (ty, description)
+                }
+                None => (entry, description),
+            }
         });
     }
     None

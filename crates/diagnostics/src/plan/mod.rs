@@ -408,7 +408,12 @@ pub(crate) struct TextScan {
     /// It calls a method that does a model's or index's work on an attribute
     /// of `self` (`self.nn.kneighbors(...)`): what that attribute holds is
     /// read from the assignments in the other methods of its class.
-    works_through_self: bool,
+works_through_self: bool,
+    /// It reads attributes of `self` (`self.coef_`): what the class's
+    /// methods assign there (see `semantic::values::attribute_value`).
+    reads_self: bool,
+    /// It holds the `@` operator (or its text an `@` that looks like one).
+    matmul: bool,
     /// Its statements assigning to attributes of `self`, as written.
     self_assignments: Vec<String>,
     /// Names it calls (`name(` or `.name(`), when it has a `for` or `while` loop.
@@ -660,6 +665,8 @@ impl<'t> Plan<'t> {
                             gpu_import: imports_gpu_library(unit_text),
                             own,
                             works_through_self,
+                            reads_self: unit_text.contains("self."),
+                            matmul: crate::prescan::has_matmul_operator(unit_text),
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),
                             called: flow_calls(unit_text),
@@ -704,7 +711,7 @@ impl<'t> Plan<'t> {
         // methods among the units (and `self` means nothing outside them);
         // in one with errors, the rules trust no assignment.
         let mut classes: FxHashMap<Option<usize>, u64> = FxHashMap::default();
-        if scanned.iter().any(|(_, scan)| scan.text.works_through_self) {
+        if scanned.iter().any(|(_, scan)| scan.text.reads_self) {
             let mut assignments: FxHashMap<usize, (bool, Vec<&str>)> = FxHashMap::default();
             for ((_, range, _, around), (_, scan)) in found.iter().zip(&scanned) {
                 if let Some(class) = around.last() {
@@ -765,6 +772,8 @@ impl<'t> Plan<'t> {
                 None => Form::Function,
             })
             .collect();
+        // The class each unit is a method of (its innermost), by node id.
+        let class_of: Vec<Option<usize>> = found.iter().map(|(_, _, _, around)| around.last().map(|c| c.id())).collect();
         let mut units = found
             .into_iter()
             .zip(&scanned)
@@ -810,7 +819,7 @@ impl<'t> Plan<'t> {
                 for class in &around {
                     class.field("name").map(|c| &text[c.byte_range()]).hash(&mut key);
                 }
-                if scan.text.works_through_self {
+                if scan.text.reads_self {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
                 }
                 if let Some(class) = around.last().filter(|_| !scan.text.self_values.is_empty()) {
@@ -847,7 +856,9 @@ impl<'t> Plan<'t> {
                 let quiet = mentioned.is_empty()
                     && !scan.text.loops_or_imports
                     && !scan.text.works_through_self
-                    && !scan.text.value_methods;
+                    && !scan.text.value_methods
+                    // (A product of arrays another method set on `self`.)
+                    && (!scan.text.reads_self || !scan.text.matmul);
                 let calls = scan.text.calls.clone();
                 let gpu_import = scan.text.gpu_import.then_some(text_hash);
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new(), outside_neighbour: false }
@@ -858,7 +869,25 @@ impl<'t> Plan<'t> {
         // code that calls it. Their keys are part of its key.
         let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
         let called: Vec<&FlowCalls> = scanned.iter().map(|(_, scan)| &scan.text.called).collect();
-        let near = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
+        let mut near = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
+        // A method reading `self.x` reads what the class's methods assign
+        // there, in their scopes: those are walked with it.
+        let mut assigning: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        for (i, (class, (_, scan))) in class_of.iter().zip(&scanned).enumerate() {
+            if let Some(class) = class.filter(|_| !scan.text.self_assignments.is_empty()) {
+                assigning.entry(class).or_default().push(i);
+            }
+        }
+        if !assigning.is_empty() {
+            for (i, (class, (_, scan))) in class_of.iter().zip(&scanned).enumerate() {
+                let Some(of_class) = class.filter(|_| scan.text.reads_self).and_then(|c| assigning.get(&c)) else { continue };
+                for &j in of_class {
+                    if j != i && !near[i].contains(&j) {
+                        near[i].push(j);
+                    }
+                }
+            }
+        }
         // (What the code outside the units calls; its text is in the fingerprint.)
         let (outside_calls, outside_defined, outside_hash) = (&summary.flows.calls, &summary.flows.defined, fingerprint);
         let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();

@@ -149,21 +149,15 @@ pub(crate) fn parse_what_matters(
         });
     }
     // What a kept method works on through `self` may be set in another
-    // method from a parameter (`self.model = model` in `__init__`, read
-    // with the class's documentation): in a class with such a method, the
-    // methods assigning to `self` are parsed too.
+    // method (`self.model = model` in `__init__`, read with the class's
+    // documentation; `self.coef_ = …` in `fit`): in a class with a kept
+    // method that reads its attributes, the methods assigning to `self`
+    // are parsed too.
     let working: FxHashSet<usize> = outline
         .definitions
         .iter()
         .zip(skipped.iter().zip(&irrelevant))
-        .filter(|(d, (s, i))| {
-            !**s && !**i && {
-                let code = &plain[d.range.clone()];
-                let mut work = false;
-                for_each_name(code, |token| work |= rules::model_work().contains(token));
-                work && code.contains("self.")
-            }
-        })
+        .filter(|(d, (s, i))| !**s && !**i && plain[d.range.clone()].contains("self."))
         .filter_map(|(d, _)| d.classes.last().copied())
         .collect();
     if !working.is_empty() {

@@ -554,7 +554,7 @@ pub(crate) fn table_methods() -> &'static FxHashSet<&'static str> {
 /// Whether code (comments and strings blanked) holds the `@` operator: an
 /// `@` with code before it on its line, or one followed by a space or a
 /// parenthesis (a decorator starts its line and names a function).
-fn has_matmul_operator(code: &str) -> bool {
+pub(crate) fn has_matmul_operator(code: &str) -> bool {
     let bytes = code.as_bytes();
     memchr::memchr_iter(b'@', bytes).any(|at| {
         let line = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);

@@ -172,7 +172,13 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     // for (n, 3) points): as many multiply-adds per element as columns.
     let scatter = || module.gram_columns(a, b, call.site.scope).is_some_and(|k| k <= 16);
     if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner")
-        && (tiny(a) || tiny(b) || vector(a) || vector(b) || one_row(module, a) || (call.name != "numpy.inner" && scatter()))
+        && (tiny(a)
+            || tiny(b)
+            || vector(a)
+            || vector(b)
+            || one_row(module, a)
+            || (call.name != "numpy.inner" && scatter())
+            || returned_as_vector(module, node))
     {
         return true;
     }
@@ -186,6 +192,31 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     }
 }
 
+/// The product is what its function returns (alone or in arithmetic:
+/// `X @ coef + intercept`), and the function documents that result as
+/// one-dimensional (`Returns: array of shape (n_samples,)`): a product
+/// with a one-dimensional result is a matrix times a vector.
+fn returned_as_vector(module: &Module<'_>, node: Node<'_>) -> bool {
+    let mut current = node;
+    while let Some(parent) = module.parent(current) {
+        match parent.kind_name() {
+            "parenthesized_expression" => current = parent,
+            "binary_operator"
+                if parent.field("operator").is_some_and(|o| matches!(module.text_of(o), "+" | "-" | "*" | "/")) =>
+            {
+                current = parent
+            }
+            "return_statement" => {
+                return module
+                    .enclosing_function(parent)
+                    .and_then(|f| module.docstring(f))
+                    .is_some_and(crate::semantic::returns_vector);
+            }
+            _ => return false,
+        }
+    }
+    false
+}
 
 /// `x[i : i + 1]` (or `x[i:i+1, :]`): one row, by its bounds. A product of
 /// one row is one multiply-add per element of the other side.

@@ -229,7 +229,7 @@ impl<'t> Module<'t> {
 
     /// The docstring of a function or class definition: the text of the
     /// string that is its body's first statement.
-    pub(super) fn docstring(&self, function: Node<'t>) -> Option<&'t str> {
+    pub(crate) fn docstring(&self, function: Node<'t>) -> Option<&'t str> {
         gpulens_syntax::docstring(function).map(|s| &self.text[s.byte_range()])
     }
 

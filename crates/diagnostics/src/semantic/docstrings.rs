@@ -116,6 +116,27 @@ pub(crate) fn vector_type(ty: &str) -> bool {
     !dimensionality.is_empty() || !shapes.is_empty()
 }
 
+/// A function's one documented result is one-dimensional: by its type
+/// (`array of shape (n_samples,)`, `1-D array`) or by a shape its
+/// description states (`Predicted values of shape (n_samples,)`).
+pub(crate) fn returns_vector(doc: &str) -> bool {
+    // (The string's quotes and prefix are not its text.)
+    let doc = doc.trim_start_matches(['r', 'R', 'u', 'U']);
+    let doc = doc.trim_matches('"').trim_matches('\'');
+    let Some((ty, description)) = crate::project::documented_return_entry(doc) else { return false };
+    if vector_type(ty) {
+        return true;
+    }
+    // A description's shape: the parenthesised shape right after `shape`.
+    description.iter().any(|line| {
+        let lower = line.to_ascii_lowercase();
+        lower.find("shape").is_some_and(|at| {
+            let rest = lower[at + "shape".len()..].trim_start().trim_start_matches(['=', ':']).trim_start();
+            rest.starts_with('(') && rest.find(')').is_some_and(|end| vector_type(&format!("array {}", &rest[..=end])))
+        })
+    })
+}
+
 /// The number of columns every shape in a documented type ends with, when
 /// they all end with the same number (`(n, 3) float or (p, n, 3,) float`).
 pub(crate) fn documented_columns(ty: &str) -> Option<u64> {

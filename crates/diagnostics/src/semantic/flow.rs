@@ -49,7 +49,7 @@ pub(crate) struct Functions {
 
 /// Of two values from different sources (two callers, two `return`s), what
 /// both allow: the same kind of value, with a size only when both know one.
-fn join(a: Option<Value>, b: Value) -> Option<Value> {
+pub(super) fn join(a: Option<Value>, b: Value) -> Option<Value> {
     use Value::*;
     let Some(a) = a else { return Some(b) };
     let same_kind = std::mem::discriminant(&a) == std::mem::discriminant(&b);

@@ -213,8 +213,12 @@ pub struct Module<'t> {
     gpu_library: std::cell::OnceCell<bool>,
     /// (node id, question) → a yes/no answer about it worked out once.
     answers: std::cell::RefCell<HashMap<(usize, &'static str), bool>>,
-    /// (class node, attribute) → what `self.attribute` holds, worked out on first use.
-    attributes: std::cell::RefCell<HashMap<(usize, String), Value>>,
+    /// (class node, attribute) → what `self.attribute` holds, and how deep
+    /// below it its evaluation went, worked out on first use (see
+    /// [`Module::eval`] for the depth).
+    attributes: std::cell::RefCell<HashMap<(usize, String), (Value, u32)>>,
+    /// The attributes being worked out, innermost last.
+    attributes_in_progress: std::cell::RefCell<Vec<(usize, String)>>,
     /// Class node id → its `self.x = …` statements (see [`self_assignments`]):
     /// where each starts in the text, and the attribute's length after
     /// `self.`. A large class's text is read once, not once per attribute
@@ -359,6 +363,7 @@ impl<'t> Module<'t> {
             definitions: std::cell::OnceCell::new(),
             hidden_definitions: rustc_hash::FxHashSet::default(),
             attributes: std::cell::RefCell::new(HashMap::default()),
+            attributes_in_progress: std::cell::RefCell::new(Vec::new()),
             class_assignments: std::cell::RefCell::new(HashMap::default()),
             class_methods: std::cell::RefCell::new(HashMap::default()),
             evaluated: std::cell::RefCell::new(HashMap::default()),

@@ -74,7 +74,7 @@ impl<'t> Module<'t> {
         found
     }
 
-    pub(super) fn attribute_value(&self, expr: Node<'t>) -> Value {
+    pub(super) fn attribute_value(&self, expr: Node<'t>, depth: u32) -> Value {
         let Some(attribute) = expr.field("attribute") else { return Value::Unknown };
         let name = self.text_of(attribute);
         let class = self.ancestors(expr).find(|c| c.kind_name() == "class_definition");
@@ -82,12 +82,29 @@ impl<'t> Module<'t> {
         // surrounds it: what its methods assign is not to be relied on.
         let Some(class) = class.filter(|c| !c.has_error()) else { return Value::Unknown };
         let key = (class.id(), name.to_string());
-        if let Some(v) = self.attributes.borrow().get(&key) {
-            return *v;
+        // Asked again while working it out: unknown. Through its own
+        // assignments (`self.n = self.n + 1`) that is the answer whichever
+        // use asks first; through another attribute's (`self.a = f(self.b)`,
+        // `self.b = g(self.a)`) it depends on which is asked first, so
+        // nothing worked out under it is remembered (as under the depth
+        // limit: see [`Module::eval`]).
+        if let Some(at) = self.attributes_in_progress.borrow().iter().position(|k| *k == key) {
+            if at + 1 != self.attributes_in_progress.borrow().len() {
+                self.reach(super::MAX_EVAL_DEPTH + 1);
+            }
+            return Value::Unknown;
         }
-        // (Asked again while working it out, through `clone(self.other)`: unknown.)
-        self.attributes.borrow_mut().insert(key.clone(), Value::Unknown);
+        // Remembered with how deep its evaluation went, as [`Module::eval`] does.
+        if let Some(&(known, height)) = self.attributes.borrow().get(&key) {
+            if depth + height <= super::MAX_EVAL_DEPTH {
+                self.reach(depth + height);
+                return known;
+            }
+        }
+        self.attributes_in_progress.borrow_mut().push(key.clone());
+        let outer = self.reached.replace(depth);
         let mut found: Option<Value> = None;
+        let mut data: Option<Value> = None;
         // The statements that assign it start a line with `self.name =`:
         // found in the class's text, then looked up in the tree (a walk of
         // a large class per attribute would cost more than the rules).
@@ -126,7 +143,7 @@ impl<'t> Module<'t> {
                         .is_some_and(|n| matches!(n.as_str(), "sklearn.base.clone" | "sklearn.clone"));
                     let source = self.first_positional(right).filter(|a| cloned && a.kind_name() == "attribute")?;
                     let own = source.field("object").is_some_and(|o| self.text_of(o) == "self");
-                    match self.attribute_value(self.own_node(source)?) {
+                    match self.attribute_value(self.own_node(source)?, depth + 1) {
                         v @ Value::Model(_) if own => Some(v),
                         _ => None,
                     }
@@ -142,9 +159,39 @@ impl<'t> Module<'t> {
                     break;
                 }
             }
+            // Data: what the method that assigns it computes (`self.coef_ =
+            // solve(...)[1:]` in `fit`, `self.alpha = alpha` of a number in
+            // `__init__`), read in that method's scope. `None` (not set yet)
+            // says nothing; assignments of different kinds, or of what
+            // can't be told, leave it unknown.
+            if model.is_none() && right.kind_name() != "none" {
+                let scope = self.enclosing_function(assignment).map_or(super::MODULE_SCOPE, |f| f.id());
+                // (Read as inside a flow: not through the method's callers
+                // or callees, so that it depends on the class alone.)
+                let flow = self.in_flow.replace(true);
+                let value = self.eval(right, scope, depth + 1);
+                self.in_flow.set(flow);
+                let value = match value {
+                    Value::Model(_) => Value::Unknown,
+                    // A number set once (`self.count = 0` in `__init__`) is
+                    // often a start that other code moves on: one number,
+                    // of a value not known.
+                    Value::Int(_) => Value::Scalar,
+                    v => v,
+                };
+                data = super::flow::join(data, value);
+            }
         }
-        let value = found.unwrap_or(Value::Unknown);
-        self.attributes.borrow_mut().insert(key, value);
+        let value = match found {
+            Some(model) => model,
+            None => data.unwrap_or(Value::Unknown),
+        };
+        self.attributes_in_progress.borrow_mut().pop();
+        let reached = self.reached.get();
+        if reached <= super::MAX_EVAL_DEPTH {
+            self.attributes.borrow_mut().insert(key, (value, reached - depth));
+        }
+        self.reached.set(outer.max(reached));
         value
     }
 
@@ -464,7 +511,7 @@ impl<'t> Module<'t> {
             "attribute" => {
                 let Some(object) = expr.field("object") else { return Value::Unknown };
                 if object.kind_name() == "identifier" && self.text_of(object) == "self" {
-                    return self.attribute_value(expr);
+                    return self.attribute_value(expr, depth);
                 }
                 // A named constant (`np.pi`, `math.e`) is one number.
                 if let Some(name) = self.qualified_name(expr) {
@@ -672,17 +719,23 @@ impl<'t> Module<'t> {
                 _ => Value::Unknown,
             };
         }
-        // Another NumPy function of one number (`np.deg2rad(lat)`) is one number.
-        if self.qualified_name(function).is_some_and(|n| n.starts_with("numpy.")) {
+        let qualified = self.qualified_name(function);
+        // The `math` module's functions take and give numbers.
+        if qualified.as_deref().is_some_and(|n| n.starts_with("math.")) {
+            return Value::Scalar;
+        }
+        // Another NumPy or SciPy special function of numbers
+        // (`np.deg2rad(lat)`, `scipy.special.comb(n, 2, exact=True)`) is one number.
+        if qualified.as_deref().is_some_and(of_numbers_a_number) {
             let args = call.field("arguments");
             let positional: Vec<Node<'_>> = args.map_or(Vec::new(), |a| {
                 let mut cursor = a.walk();
-                a.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect()
+                a.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).collect()
             });
-            if let [only] = positional.as_slice() {
-                if self.eval(*only, scope, depth) == Value::Scalar {
-                    return Value::Scalar;
-                }
+            if !positional.is_empty()
+                && positional.iter().all(|a| matches!(self.eval(*a, scope, depth), Value::Scalar | Value::Int(_)))
+            {
+                return Value::Scalar;
             }
         }
         if function.kind_name() == "identifier" && self.text_of(function) == "len" && self.import_at("len", function.start_byte()).is_none() {
@@ -734,6 +787,12 @@ impl<'t> Module<'t> {
                     _ => Value::Frame(n),
                 },
                 Value::Grouped(n) => Value::Frame(n),
+                // A graph's counts are numbers.
+                Value::Graph(n) => match method {
+                    "number_of_nodes" | "order" => n.map_or(Value::Scalar, Value::Int),
+                    "number_of_edges" | "size" | "number_of_selfloops" => Value::Scalar,
+                    _ => Value::Unknown,
+                },
                 Value::Device(n) => match method {
                     "get" => Value::Array(n),
                     "item" | "tolist" => Value::Scalar,
@@ -807,6 +866,24 @@ impl<'t> Module<'t> {
     }
 }
 
+
+/// A NumPy or SciPy special function that, given numbers, gives one
+/// (`np.deg2rad`, `scipy.special.comb`): not those that make an array from
+/// a size (`np.eye(n)`, `np.tri(n)`, `scipy.special.roots_legendre(n)`).
+/// (The knowledge's functions are read from it before this.)
+fn of_numbers_a_number(name: &str) -> bool {
+    if let Some(function) = name.strip_prefix("numpy.") {
+        const MAKERS: &[&str] = &[
+            "eye", "identity", "tri", "indices", "geomspace", "diag_indices", "tril_indices", "triu_indices", "mask_indices",
+            "ones_like", "zeros_like", "empty_like", "full_like", "repeat", "tile", "broadcast_to", "atleast_1d", "atleast_2d",
+            "atleast_3d", "array", "asarray", "asanyarray", "ascontiguousarray", "fromfunction", "fromiter", "frombuffer",
+            "hamming", "hanning", "blackman", "bartlett", "kaiser", "meshgrid", "mgrid", "ogrid", "vander", "diag", "diagflat",
+        ];
+        return !function.contains('.') && !MAKERS.contains(&function);
+    }
+    name.strip_prefix("scipy.special.")
+        .is_some_and(|f| !f.contains("roots") && !f.contains("zeros") && !matches!(f, "bernoulli" | "euler"))
+}
 
 /// Statements of `text` that assign to an attribute of `self` at the start
 /// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
