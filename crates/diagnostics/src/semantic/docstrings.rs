@@ -157,6 +157,17 @@ pub(crate) fn documented_columns(ty: &str) -> Option<u64> {
 /// an array or a sequence (`float | array-like`, `int or tuple of int`) is not.
 pub(crate) fn number_type(ty: &str) -> bool {
     let lower = ty.to_ascii_lowercase().replace(['`', '~'], "");
+    // A note in parentheses (`int (default=1000)`, `float (optional)`) is
+    // not the type.
+    let mut lower = lower;
+    while let Some(open) = lower.find('(') {
+        let Some(close) = lower[open..].find(')') else { break };
+        let note = &lower[open + 1..open + close];
+        if !(note.starts_with("default") || note == "optional") {
+            break;
+        }
+        lower.replace_range(open..open + close + 1, "");
+    }
     let mut numeric = false;
     for part in lower.split([',', '|', ';']).flat_map(|p| p.split(" or ")) {
         let part = part.trim().trim_end_matches('.');
