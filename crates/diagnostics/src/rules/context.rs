@@ -414,7 +414,18 @@ pub(crate) fn takes_python_callable<'t>(cx: &Context<'_, 't>, call: Node<'t>) ->
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).any(|a| {
         let a = if a.kind_name() == "keyword_argument" { a.field("value") } else { Some(a) };
-        a.is_some_and(|a| python_callable(cx, call, a))
+        a.is_some_and(|a| {
+            python_callable(cx, call, a)
+                // Among several (`agg([lambda x: ..., "sum"])`, `agg({"v": f})`).
+                || (matches!(a.kind_name(), "list" | "tuple" | "dictionary") && {
+                    let mut inner = a.walk();
+                    let items: Vec<Node<'t>> = a.named_children(&mut inner).collect();
+                    items.into_iter().any(|item| {
+                        let item = if item.kind_name() == "pair" { item.field("value") } else { Some(item) };
+                        item.is_some_and(|item| python_callable(cx, call, item))
+                    })
+                })
+        })
     });
     found
 }
@@ -507,6 +518,60 @@ fn decides_a_branch<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
         current = parent;
     }
     false
+}
+
+/// `node` is in Python code that pandas calls once per group, row or
+/// element: a lambda given to `.apply`, `.agg`, `.transform` or `.filter`
+/// (`agg([lambda x: np.quantile(x, q), "sum"])`), or a function defined in
+/// another whose name is given to one there (`def calc(x): …` then
+/// `.groupby(k)["v"].apply(calc)`). That code works on one piece at a
+/// time, called from pandas: what to advise is the apply itself (the
+/// group-by rules, CUDF003/CUDF004), not the calls inside.
+pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
+    let module = cx.module;
+    for ancestor in module.ancestors(node) {
+        match ancestor.kind_name() {
+            "lambda" => return given_per_piece(module, ancestor),
+            "function_definition" => {
+                // (A nested function: where it is used is the function around it.)
+                let Some(around) = module.enclosing_function(ancestor) else { return false };
+                let Some(name) = ancestor.field("name").map(|n| module.text_of(n)) else { return false };
+                return module.answer_once(ancestor, "called per piece by pandas", || {
+                    let mut walk = module.preorder(around);
+                    while let Some(n) = walk.next() {
+                        if n.kind_name() == "identifier" && module.text_of(n) == name && given_per_piece(module, n) {
+                            return true;
+                        }
+                    }
+                    false
+                });
+            }
+            "class_definition" => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `expr` is the callable argument of a pandas method that calls it once
+/// per piece (directly, by keyword, or in a list or dict of them).
+fn given_per_piece<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
+    let mut current = expr;
+    let mut parent = module.parent(current);
+    while let Some(p) = parent.filter(|p| matches!(p.kind_name(), "list" | "tuple" | "pair" | "dictionary" | "keyword_argument")) {
+        // (In a pair, the value: `{"v": f}`; in a keyword argument, its value.)
+        if matches!(p.kind_name(), "pair" | "keyword_argument") && p.field("value") != Some(current) {
+            return false;
+        }
+        current = p;
+        parent = module.parent(p);
+    }
+    let Some(call) = parent.filter(|p| p.kind_name() == "argument_list").and_then(|a| module.parent(a)) else { return false };
+    let Some(method) = call.field("function").filter(|f| f.kind_name() == "attribute").and_then(|f| f.field("attribute")) else {
+        return false;
+    };
+    // (Not `map`: a process pool's `map` runs a worker on each item.)
+    matches!(module.text_of(method), "apply" | "agg" | "aggregate" | "transform" | "filter")
 }
 
 /// Methods of a pandas group-by whose work is Python code per group (given

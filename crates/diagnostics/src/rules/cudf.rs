@@ -204,7 +204,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         }
         ApiKind::Compute => {
             let value = call.cx.module.input_value(call.site.node, call.site.scope, 0);
-            if call.is_small(value) || reads_bundled_table(call.cx, call.site) {
+            if call.is_small(value) || reads_bundled_table(call.cx, call.site) || super::context::in_per_piece_callable(call.cx, call.site.node) {
                 return;
             }
             let fallbacks = call.matched_fallbacks();
@@ -263,7 +263,12 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         ));
         return;
     }
-    if api.kind != ApiKind::Method || api.support == Support::Missing || is_small(cx, value) || reads_bundled_table(cx, site) {
+    if api.kind != ApiKind::Method
+        || api.support == Support::Missing
+        || is_small(cx, value)
+        || reads_bundled_table(cx, site)
+        || super::context::in_per_piece_callable(cx, site.node)
+    {
         return;
     }
     // An argument, or the method called on the result, that cuDF lacks: under

@@ -131,6 +131,10 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
     if context::takes_python_callable(call.cx, call.site.node) {
         return None;
     }
+    // Python that pandas calls once per group or row: the apply is what to advise.
+    if context::in_per_piece_callable(call.cx, call.site.node) {
+        return None;
+    }
     let module = call.cx.module;
     if module.any_arg_on_device(call.site.node, call.site.scope) {
         return None; // already GPU data: GPU007's business
