@@ -537,13 +537,9 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
                 let Some(around) = module.enclosing_function(ancestor) else { return false };
                 let Some(name) = ancestor.field("name").map(|n| module.text_of(n)) else { return false };
                 return module.answer_once(ancestor, "called per piece by pandas", || {
-                    let mut walk = module.preorder(around);
-                    while let Some(n) = walk.next() {
-                        if n.kind_name() == "identifier" && module.text_of(n) == name && given_per_piece(module, n) {
-                            return true;
-                        }
-                    }
-                    false
+                    module
+                        .preorder(around)
+                        .any(|n| n.kind_name() == "identifier" && module.text_of(n) == name && given_per_piece(module, n))
                 });
             }
             "class_definition" => return false,
