@@ -605,6 +605,11 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             // A gather of numbers (`[img[p[0], p[1]] for p in points]`): a
             // thread's own small buffer of array elements.
             "list_comprehension" if gathers_elements(node) => walk.skip_children(),
+            // An option spelled as a word (`np.searchsorted(b, x, side="left")`):
+            // a constant the compiled call takes, not a Python object.
+            "string" if node.parent().is_some_and(|p| p.kind_name() == "keyword_argument" && p.field("value") == Some(node)) => {
+                walk.skip_children()
+            }
             "string" | "concatenated_string" | "dictionary" | "list" | "set" | "list_comprehension"
             | "dictionary_comprehension" | "set_comprehension" | "generator_expression" => {
                 block(&mut shape, "Python objects");
