@@ -310,7 +310,18 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if fed_back && !declared {
             continue;
         }
-        let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer));
+        // Indices built from the loop's in the body (`i_j = i * m + j`) are its own too.
+        let derived: Vec<&str> = site.node.field("body").map_or(Vec::new(), |body| {
+            module
+                .preorder(body)
+                .filter(|n| n.kind_name() == "assignment")
+                .filter_map(|a| {
+                    let (left, right) = (a.field("left")?, a.field("right")?);
+                    (left.kind_name() == "identifier" && mentions(module.text_of(right), outer)).then(|| module.text_of(left))
+                })
+                .collect()
+        });
+        let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer) || derived.iter().any(|d| mentions(i, d)));
         let writes_own: Vec<_> = shape.writes.iter().filter(|(_, idx)| own(idx)).collect();
         if writes_own.is_empty() && shape.reductions.is_empty() {
             continue; // not indexed by this loop: e.g. a time-step loop around a kernel-like loop
@@ -349,6 +360,22 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                     r != w && !same_row(&r, &w)
                 })
         });
+        // Two writes to one array at the same place shifted (`x[i]` and
+        // `x[i + 1]`): a pass writes what the next one writes too. (Writes
+        // built differently, `m[i, j * k:(j + 1) * k]` and `m[i, j - c]`,
+        // are taken to fill different parts, as their author means.)
+        let shifted = |a: &[&str], b: &[&str]| {
+            let names = |i: &str| i.chars().filter(|c| c.is_alphanumeric() || *c == '_').filter(|c| !c.is_ascii_digit()).collect::<String>();
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| names(x) == names(y))
+        };
+        let carried = carried
+            || (!declared
+                && shape.writes.iter().enumerate().any(|(k, (a, w1))| {
+                    shape.writes[k + 1..].iter().filter(|(b, _)| b == a).any(|(_, w2)| {
+                        let (w1, w2) = (position(w1), position(w2));
+                        w1 != w2 && w1.iter().chain(&w2).any(|i| moving(&i.to_string())) && !same_row(&w1, &w2) && shifted(&w1, &w2)
+                    })
+                }));
         // It reads what an enclosing loop writes, at another index: each pass
         // gathers the enclosing recurrence's earlier results (lagged values).
         if !carried && !declared && feeds_on_enclosing(cx, site.node, &shape) {
@@ -678,7 +705,10 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                 }
             }
             "subscript" => {
-                if let Some(access) = element(module, node) {
+                // (The target of a plain assignment is written, not read:
+                // writes that may land on each other are checked as writes.)
+                let target = node.parent().is_some_and(|p| p.kind_name() == "assignment" && p.field("left") == Some(node));
+                if let Some(access) = element(module, node).filter(|_| !target) {
                     shape.reads.push(access);
                 }
             }
