@@ -180,7 +180,7 @@ fn light_product(call: &Call<'_, '_>) -> bool {
             || tiny(b)
             || vector(a)
             || vector(b)
-            || one_row(module, a)
+            || context::one_row(module, a)
             || (call.name != "numpy.inner" && scatter())
             || returned_as_vector(module, node))
     {
@@ -220,31 +220,6 @@ fn returned_as_vector(module: &Module<'_>, node: Node<'_>) -> bool {
         }
     }
     false
-}
-
-/// `x[i : i + 1]` (or `x[i:i+1, :]`): one row, by its bounds. A product of
-/// one row is one multiply-add per element of the other side.
-fn one_row(module: &Module<'_>, operand: Node<'_>) -> bool {
-    if operand.kind_name() != "subscript" {
-        return false;
-    }
-    let mut cursor = operand.walk();
-    let Some(first) = operand.children_by_field_name("subscript", &mut cursor).next() else { return false };
-    let first = if first.kind_name() == "tuple" { first.named_child(0) } else { Some(first) };
-    let Some(slice) = first.filter(|s| s.kind_name() == "slice") else { return false };
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
-    let bounds: Vec<String> = {
-        let mut c = slice.walk();
-        slice.named_children(&mut c).map(compact).collect()
-    };
-    match bounds.as_slice() {
-        [start, stop] => {
-            *stop == format!("{start}+1")
-                || *stop == format!("1+{start}")
-                || start.parse::<u64>().ok().zip(stop.parse::<u64>().ok()).is_some_and(|(a, b)| b == a + 1)
-        }
-        _ => false,
-    }
 }
 
 /// Nothing gives the data's size, but the code around the call says it is a

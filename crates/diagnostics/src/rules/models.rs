@@ -75,6 +75,13 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     if built_here || constructed {
         return;
     }
+    // Work on one row (`model.predict(X[0:1])`, to test that it is fitted)
+    // or on data known to be small is not where the time goes.
+    if module.positional(site.node).first().is_some_and(|a| {
+        super::context::one_row(module, *a) || super::is_small(cx, module.value(*a, site.scope))
+    }) {
+        return;
+    }
     let Some(api) = module.knowledge().api(cpu) else { return };
     let call = Call { site, name: cpu.to_string(), api, cx };
     if !call.matched_fallbacks().is_empty() {

@@ -486,7 +486,18 @@ impl<'t> Module<'t> {
                     depth == 0
                 })
                 .map_or(inside.len(), |(i, _)| i);
-            estimator_named_in(knowledge, &inside[..end])
+            let arguments = &inside[..end];
+            estimator_named_in(knowledge, arguments).or_else(|| {
+                // Or a name the example bound to one before
+                // (`kmeans = KMeans(n_clusters=2)`, then `Wrapper(kmeans)`).
+                arguments.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).find_map(|word| {
+                    doc.lines().find_map(|line| {
+                        let line = line.trim_start();
+                        let rest = line.strip_prefix(word)?.trim_start().strip_prefix('=')?;
+                        (!rest.starts_with('=')).then(|| estimator_named_in(knowledge, rest.split('(').next().unwrap_or(""))).flatten()
+                    })
+                })
+            })
         })
     }
 }
