@@ -374,3 +374,26 @@ fn a_module_reads_what_another_declares_and_the_cache_follows_it() {
     assert!(!stdout(&second).contains("report.py"), "{}", stdout(&second));
     assert_same(&second, &check(&["--no-cache"], dir.path()), "after the declaration changed");
 }
+
+/// A type alias one module defines (`Table = pd.Series | list`) types the
+/// parameters another module annotates with it (`y: types.Table`); when the
+/// alias changes, the cached findings of the module using it are not reused.
+#[test]
+fn a_type_alias_from_another_module_types_a_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("enc");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(package.join("__init__.py"), "").unwrap();
+    std::fs::write(package.join("types.py"), "import pandas as pd\n\nTable = list | pd.Series\n").unwrap();
+    std::fs::write(
+        package.join("fit.py"),
+        "import numpy as np\n\nimport enc.types as t\n\n\ndef means(y: t.Table, keys):\n    return y.groupby(keys).mean() + np.pi\n",
+    )
+    .unwrap();
+    let first = stdout(&check(&[], dir.path()));
+    assert!(first.contains("fit.py:7:12: CUDF002"), "{first}");
+    edit_in_place(&package.join("types.py"), "pd.Series", "pd.Foo   ");
+    let second = check(&[], dir.path());
+    assert!(!stdout(&second).contains("fit.py"), "{}", stdout(&second));
+    assert_same(&second, &check(&["--no-cache"], dir.path()), "after the alias changed");
+}

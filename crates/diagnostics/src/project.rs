@@ -68,6 +68,14 @@ impl ProjectIndex {
                 out.push((format!("{module}.{}", d.name), value));
             }
         }
+        // Type aliases (`Frame = pd.DataFrame`, `y_type = list | pd.Series`,
+        // `type Table = pd.DataFrame`): what an annotation naming one from
+        // another module holds.
+        for (range, _) in outline.statements.iter().zip(&outline.in_class).filter(|(_, in_class)| !**in_class) {
+            if let Some((name, value)) = type_alias(&text[range.clone()]) {
+                out.push((format!("{module}.{name}"), value));
+            }
+        }
         out
     }
 
@@ -250,6 +258,28 @@ fn import_statements(text: &str) -> Vec<String> {
     out
 }
 
+/// A module-level statement that names a type of data: `Name = type`,
+/// `Name: TypeAlias = type` or `type Name = type`, where the type is written
+/// with names, dots, `|`, brackets and commas only, and names a table, an
+/// array or a graph first (see [`type_text_value`]).
+fn type_alias(statement: &str) -> Option<(&str, Value)> {
+    let statement = statement.trim();
+    let statement = statement.strip_prefix("type ").unwrap_or(statement);
+    let (left, right) = statement.split_once('=')?;
+    if right.starts_with('=') {
+        return None;
+    }
+    let name = left.split_once(':').map_or(left, |(n, ty)| if ty.trim().ends_with("TypeAlias") { n } else { "" }).trim();
+    let right = right.trim();
+    let written_as_type = !right.is_empty()
+        && right.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '|' | '[' | ']' | ',' | ' '))
+        && right.contains('.');
+    if !is_identifier(name) || !written_as_type {
+        return None;
+    }
+    Some((name, type_text_value(right))).filter(|(_, v)| *v != Value::Unknown)
+}
+
 /// A type that holds several values (`tuple[...]`, `list[...]`, an
 /// iterator): not the one value it names.
 fn names_a_container(annotation: &str) -> bool {
@@ -350,6 +380,22 @@ pub(crate) fn documented_return_entry(doc: &str) -> Option<(&str, Vec<&str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_aliases() {
+        let text = "import pandas as pd\nimport numpy as np\nfrom typing import TypeAlias\n\nTable = list | pd.Series\nX_type = np.ndarray | pd.DataFrame\n\
+                    Frame: TypeAlias = pd.DataFrame\ntype G = nx.Graph\nlimit = 3\nname = pd.__version__ == \"2\"\n";
+        let summary = ProjectIndex::summarize("enc.types", text);
+        assert_eq!(
+            summary,
+            vec![
+                ("enc.types.Table".to_string(), Value::Frame(None)),
+                ("enc.types.X_type".to_string(), Value::Array(None)),
+                ("enc.types.Frame".to_string(), Value::Frame(None)),
+                ("enc.types.G".to_string(), Value::Graph(None)),
+            ]
+        );
+    }
 
     #[test]
     fn declared_returns() {

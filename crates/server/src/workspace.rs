@@ -37,7 +37,9 @@ pub fn module_of(path: &Path) -> Option<(String, bool)> {
 /// declares no return: no `->`, no Returns section, no `:rtype:`).
 pub fn summarize_bytes(module: &str, bytes: &[u8]) -> Summary {
     let declares = |needle: &[u8]| memchr::memmem::find(bytes, needle).is_some();
-    if !(declares(b"->") || declares(b"Returns") || declares(b":rtype:")) {
+    // (A type alias names the type of data it stands for.)
+    let aliases = || ["DataFrame", "Series", "ndarray", "NDArray", "ArrayLike", "Graph"].iter().any(|w| declares(w.as_bytes()));
+    if !(declares(b"->") || declares(b"Returns") || declares(b":rtype:") || aliases()) {
         return Vec::new();
     }
     match gpulens_syntax::decode(bytes) {

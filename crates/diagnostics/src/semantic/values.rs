@@ -678,7 +678,11 @@ impl<'t> Module<'t> {
                 "numpy.ndarray" | "numpy.typing.NDArray" | "numpy.typing.ArrayLike" => Value::Array(None),
                 "pandas.DataFrame" | "pandas.Series" | "pandas.core.frame.DataFrame" | "pandas.core.series.Series" => Value::Frame(None),
                 "networkx.Graph" | "networkx.DiGraph" | "networkx.MultiGraph" | "networkx.MultiDiGraph" => Value::Graph(None),
-                _ => continue,
+                // A type alias another module of the project defines (`util.y_type`).
+                other => match self.place.as_ref().and_then(|place| place.returns(other)) {
+                    Some(value @ (Value::Array(_) | Value::Frame(_) | Value::Graph(_))) => value,
+                    _ => continue,
+                },
             };
             return value;
         }
