@@ -317,10 +317,18 @@ impl<'t> Module<'t> {
                         continue;
                     }
                     let mut attribute = self.text_of(attribute).to_string();
-                    // A chain: `x.groupby(...).agg(...)` is `groupby().agg`.
+                    // A chain: `x.groupby(...).agg(...)` is `groupby().agg`,
+                    // and so is `x.groupby(...)["v"].agg(...)` (a column of the groups).
                     let then = self
                         .parent(n)
                         .filter(|c| c.kind_name() == "call" && c.field("function") == Some(n))
+                        .map(|c| {
+                            let mut result = c;
+                            while let Some(s) = self.parent(result).filter(|s| s.kind_name() == "subscript" && s.field("value") == Some(result)) {
+                                result = s;
+                            }
+                            result
+                        })
                         .and_then(|c| self.parent(c).filter(|a| a.kind_name() == "attribute" && a.field("object") == Some(c)))
                         .and_then(|a| a.field("attribute"))
                         .map(|m| self.text_of(m));
