@@ -45,8 +45,23 @@ pub(crate) fn irrelevant_definitions<'p>(
     // (Read from the text: the blanked copy has no module names in quotes.)
     // And the facts each statement's imports make (see [`import_facts`]).
     let mut facts: Vec<u8> = vec![0; statements.len()];
-    let with_imports = outline.statements.iter().zip(&statements).zip(facts.iter_mut()).filter(|((_, code), _)| code.contains("import"));
+    let with_imports = outline
+        .statements
+        .iter()
+        .zip(&statements)
+        .zip(facts.iter_mut())
+        .filter(|((_, code), _)| code.contains("import") || code.contains("optional_package"));
     for ((range, _), facts) in with_imports {
+        // A module imported by its name (`spnd = optional_package("scipy.ndimage")[0]`),
+        // as the analysis reads it at module level.
+        if let Some((name, target)) = semantic::lazy_import(&text[range.clone()]) {
+            let target = crate::semantic::canonical_module(target.to_string());
+            *facts |= import_facts(&target);
+            if relevant_module(knowledge, &target) {
+                imported.entry(name).or_default().push(target);
+            }
+            continue;
+        }
         let read = local_imports(&text[range.clone()], &mut |name, target| {
             *facts |= import_facts(&target);
             if relevant_module(knowledge, &target) {

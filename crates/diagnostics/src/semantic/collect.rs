@@ -288,6 +288,14 @@ impl<'t> Module<'t> {
             }
             return;
         };
+        // A module imported by name at module level (`spnd =
+        // optional_package("scipy.ndimage")[0]`): an import of it.
+        if scope == MODULE_SCOPE {
+            if let Some((name, module)) = lazy_import(self.text_of(node)) {
+                self.add_import(0..self.text.len(), name, canonical_module(module.to_string()));
+                return;
+            }
+        }
         if left.kind_name() == "identifier" {
             self.bind(scope, left, Binding::Assigned(right));
         } else if scope != MODULE_SCOPE && matches!(left.kind_name(), "pattern_list" | "tuple_pattern") {
@@ -399,7 +407,7 @@ impl<'t> Module<'t> {
 /// The name a module is known by to the rules: Numba-CUDA-MLIR's `cuda`
 /// compiles the same kernels through the same API as numba-cuda's
 /// (`numba_cuda_mlir.cuda.jit` is `numba.cuda.jit` to every check).
-pub(super) fn canonical_module(path: String) -> String {
+pub(crate) fn canonical_module(path: String) -> String {
     match path.strip_prefix("numba_cuda_mlir") {
         Some(rest) if rest.is_empty() || rest.starts_with('.') => format!("numba{rest}"),
         _ => path,
@@ -431,4 +439,45 @@ pub(super) fn import_scope(scope_ranges: &[std::ops::Range<usize>], node: Node<'
     } else {
         node.start_byte()..scope.end
     }
+}
+
+/// The functions that import a module given its name and return it (or a
+/// tuple that starts with it): the standard library's, lazy_loader's,
+/// pytest's, and the `optional_package` helper of nibabel and dipy.
+const IMPORTERS: &[&str] = &["importlib.import_module", "import_module", "lazy_loader.load", "lazy.load", "pytest.importorskip", "optional_package"];
+
+/// A statement that binds a name to a module imported by its name:
+/// `m = importlib.import_module("scipy.ndimage")`, `spnd =
+/// optional_package("scipy.ndimage")[0]`, `spnd, have, _ =
+/// optional_package("scipy.ndimage")`. The name and the module. (The
+/// pre-scan reads module statements with it too.)
+pub(crate) fn lazy_import(statement: &str) -> Option<(&str, &str)> {
+    let (left, right) = statement.trim().split_once('=')?;
+    if right.starts_with('=') || left.ends_with(['!', '<', '>', '+', '-', '*', '/', '%', '&', '|', '^', ':']) {
+        return None;
+    }
+    let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
+    let left = left.trim().trim_start_matches('(').trim_end_matches(')');
+    let (name, tuple) = match left.split_once(',') {
+        Some((first, rest)) => (first.trim(), rest.split(',').all(|n| is_name(n.trim()) || n.trim().is_empty())),
+        None => (left.trim(), false),
+    };
+    if !is_name(name) {
+        return None;
+    }
+    let right = right.trim();
+    // `[0]` takes the module out of the tuple; a tuple target unpacks it.
+    let (right, first) = match right.strip_suffix("[0]") {
+        Some(r) => (r.trim_end(), true),
+        None => (right, tuple),
+    };
+    let (callee, arguments) = right.strip_suffix(')')?.split_once('(')?;
+    let callee = callee.trim();
+    if !IMPORTERS.contains(&callee) || (callee == "optional_package") != first {
+        return None;
+    }
+    let argument = arguments.split(',').next()?.trim();
+    let quote = argument.chars().next().filter(|q| matches!(q, '"' | '\''))?;
+    let module = argument.strip_prefix(quote)?.strip_suffix(quote)?;
+    (!module.is_empty() && module.split('.').all(is_name)).then_some((name, module))
 }
