@@ -61,7 +61,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let (index, modules) = crate::project::index(&files, &paths);
     if std::env::var("GPULENS_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
         eprintln!(
-            "gpulens: debug: project index: {} functions, {} bytes, read in {:.0} ms",
+            "gpulens: debug: project index: {} functions and type aliases, {} bytes, read in {:.0} ms",
             index.len(),
             index.memory_bytes(),
             started.elapsed().as_secs_f64() * 1000.0

@@ -6,7 +6,8 @@
 //! A module's summary is read from its text alone, without a parse: each
 //! module-level function's return annotation (`-> pd.DataFrame`) or, failing
 //! one, the single value its docstring's Returns section documents (NumPy,
-//! Google and Sphinx styles). The command line summarises every checked file
+//! Google and Sphinx styles), and each module-level type alias of a data
+//! type (`Table = list | pd.Series`). The command line summarises every checked file
 //! before checking any; the language server keeps one summary per file of
 //! the workspace and replaces it when the file changes. Both hand the
 //! analysis of one file a [`Place`]: the index and the file's module name.
@@ -17,7 +18,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::semantic::{type_text_value, Value};
 
-/// Module-level functions of a project → the value each is declared to return.
+/// Module-level functions of a project → the value each is declared to
+/// return, and module-level type aliases → the data type each names (an
+/// annotation naming one holds that type; a call of one, never written,
+/// would be read as returning it).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ProjectIndex {
     returns: FxHashMap<String, Value>,

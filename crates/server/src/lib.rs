@@ -471,7 +471,7 @@ impl LanguageServer for Backend {
                 let started = std::time::Instant::now();
                 let Ok(index) = tokio::task::spawn_blocking(move || workspace::scan(&root)).await else { return };
                 tracing::info!(
-                    "project index: {} functions declare what they return ({} bytes), read in {:?}",
+                    "project index: {} functions and type aliases declare what they hold ({} bytes), read in {:?}",
                     index.len(),
                     index.memory_bytes(),
                     started.elapsed()

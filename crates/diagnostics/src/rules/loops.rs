@@ -310,18 +310,25 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if fed_back && !declared {
             continue;
         }
-        // Indices built from the loop's in the body (`i_j = i * m + j`) are its own too.
-        let derived: Vec<&str> = site.node.field("body").map_or(Vec::new(), |body| {
-            module
-                .preorder(body)
-                .filter(|n| n.kind_name() == "assignment")
-                .filter_map(|a| {
-                    let (left, right) = (a.field("left")?, a.field("right")?);
-                    (left.kind_name() == "identifier" && mentions(module.text_of(right), outer)).then(|| module.text_of(left))
+        // Indices built from the loop's in the body (`i_j = i * m + j`) are
+        // its own too: names the body assigns from the loop's index, looked
+        // up only for a write whose index does not name the loop's.
+        let derived = std::cell::OnceCell::new();
+        let derived = || -> &Vec<&str> {
+            derived.get_or_init(|| {
+                site.node.field("body").map_or(Vec::new(), |body| {
+                    module
+                        .preorder(body)
+                        .filter(|n| n.kind_name() == "assignment")
+                        .filter_map(|a| {
+                            let (left, right) = (a.field("left")?, a.field("right")?);
+                            (left.kind_name() == "identifier" && mentions(module.text_of(right), outer)).then(|| module.text_of(left))
+                        })
+                        .collect()
                 })
-                .collect()
-        });
-        let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer) || derived.iter().any(|d| mentions(i, d)));
+            })
+        };
+        let own = |idx: &Vec<String>| idx.iter().any(|i| mentions(i, outer)) || idx.iter().any(|i| derived().iter().any(|d| mentions(i, d)));
         let writes_own: Vec<_> = shape.writes.iter().filter(|(_, idx)| own(idx)).collect();
         if writes_own.is_empty() && shape.reductions.is_empty() {
             continue; // not indexed by this loop: e.g. a time-step loop around a kernel-like loop
