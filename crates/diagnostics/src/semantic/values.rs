@@ -239,13 +239,37 @@ impl<'t> Module<'t> {
         let name = self.knowledge.mirrored(self.text_of(callee.field("attribute")?))?;
         let api = self.knowledge.api(&name)?;
         if !self.mirror_calls.borrow().contains(&call.id()) {
-            // (A NumPy array's: not a table's or a GPU array's.)
-            if !matches!(self.eval(callee.field("object")?, scope, 0), Value::Array(_)) {
+            // (A NumPy array's: not a table's or a GPU array's, nor a Python
+            // list's, whose `sort` is its own.)
+            let object = callee.field("object")?;
+            if !matches!(self.eval(object, scope, 0), Value::Array(_)) || self.python_sequence(object, scope, 0) {
                 return None;
             }
             self.mirror_calls.borrow_mut().insert(call.id());
         }
         Some((name, api))
+    }
+
+    /// Whether `expr` is a Python list or tuple, written out or built by
+    /// `list(…)`, `sorted(…)` or `tuple(…)`, directly or through the names
+    /// it was assigned to: the analysis counts one as an array where a
+    /// NumPy function takes it, but its methods are not NumPy's.
+    fn python_sequence(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        if depth > super::MAX_EVAL_DEPTH {
+            return false;
+        }
+        match expr.kind_name() {
+            "list" | "tuple" | "list_comprehension" => true,
+            "parenthesized_expression" => expr.named_child(0).is_some_and(|e| self.python_sequence(e, scope, depth + 1)),
+            "call" => expr
+                .field("function")
+                .is_some_and(|f| f.kind_name() == "identifier" && matches!(self.text_of(f), "list" | "sorted" | "tuple")),
+            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                Some(Binding::Assigned(rhs)) => self.python_sequence(rhs, scope, depth + 1),
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     /// A matrix product written `a @ b` where an operand is a NumPy array
