@@ -784,6 +784,21 @@ pub(crate) fn in_scalar_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bo
         })
 }
 
+/// `call` is the one argument of `int(…)`, `float(…)` or `complex(…)`
+/// (`n = int(np.round(f * n_nodes))`): its result is one number, so an
+/// element-wise function's inputs were numbers too (those of an array of
+/// more than one element raise there).
+pub(crate) fn converted_to_a_number(module: &Module<'_>, call: Node<'_>) -> bool {
+    let Some(arguments) = module.parent(call).filter(|p| p.kind_name() == "argument_list") else { return false };
+    if arguments.named_child_count() != 1 {
+        return false;
+    }
+    let Some(outer) = module.parent(arguments).filter(|p| p.kind_name() == "call") else { return false };
+    outer.field("function").is_some_and(|f| {
+        f.kind_name() == "identifier" && matches!(module.text_of(f), "int" | "float" | "complex") && module.qualified_name(f).is_none()
+    })
+}
+
 /// `x[i : i + 1]` (or `x[i:i+1, :]`): one row, by its bounds. A product of
 /// one row is one multiply-add per element of the other side.
 pub(crate) fn one_row(module: &Module<'_>, operand: Node<'_>) -> bool {

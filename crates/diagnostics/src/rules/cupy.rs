@@ -136,6 +136,10 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         return None;
     }
     let module = call.cx.module;
+    // `int(np.ceil(n / k))`: element-wise math on numbers.
+    if api.elementwise && context::converted_to_a_number(module, call.site.node) {
+        return None;
+    }
     if module.any_arg_on_device(call.site.node, call.site.scope) {
         return None; // already GPU data: GPU007's business
     }

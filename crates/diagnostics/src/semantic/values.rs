@@ -537,6 +537,21 @@ impl<'t> Module<'t> {
                 if object.kind_name() == "identifier" && self.text_of(object) == "self" {
                     return self.attribute_value(expr, depth);
                 }
+                // An array's (or a table's) count of dimensions or elements
+                // is one number, whatever the data.
+                // (Not a module's: `np.size` is a function.)
+                if expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "ndim" | "size" | "nbytes" | "itemsize"))
+                    && self.qualified_name(object).is_none()
+                {
+                    return Value::Scalar;
+                }
+                // A shape (or the strides) is a tuple of one number per
+                // dimension: at most 64 of them, NumPy's limit.
+                if expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "shape" | "strides"))
+                    && self.qualified_name(object).is_none()
+                {
+                    return Value::Array(Some(64));
+                }
                 // A named constant (`np.pi`, `math.e`) is one number.
                 if let Some(name) = self.qualified_name(expr) {
                     if NUMBER_CONSTANTS.contains(&name.as_str()) || name.starts_with("scipy.constants.") {
@@ -550,6 +565,13 @@ impl<'t> Module<'t> {
             }
             "subscript" => {
                 let Some(object) = expr.field("value") else { return Value::Unknown };
+                // One dimension of a shape (`x.shape[0]`): one number; some of
+                // them (`x.shape[:-1]`): a few.
+                if object.kind_name() == "attribute" && object.field("attribute").is_some_and(|a| self.text_of(a) == "shape") {
+                    if let Some(index) = expr.field("subscript").filter(|i| i.next_named_sibling().is_none()) {
+                        return if index.kind_name() == "slice" { Value::Array(Some(64)) } else { Value::Scalar };
+                    }
+                }
                 match self.eval(object, scope, depth) {
                     Value::Array(n) => {
                         let mut cursor = expr.walk();
