@@ -173,7 +173,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let lib = call.library();
     match api.kind {
         ApiKind::Read => {
-            if bundled_file(call) || downloads(call.cx, call.site.node) {
+            if bundled_file(call) || downloads(call.cx, call.site.node) || read_from_the_web(call) {
                 return;
             }
             // A reader cuDF lacks, or arguments that keep the parse on the CPU.
@@ -203,8 +203,16 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             ));
         }
         ApiKind::Compute => {
+            // `pd.to_datetime("2010-01-01")`: one value written out, not a table.
+            let one_value = crate::semantic::positional_arguments(call.site.node)
+                .first()
+                .is_some_and(|a| matches!(a.kind_name(), "string" | "concatenated_string" | "integer" | "float"));
             let value = call.cx.module.input_value(call.site.node, call.site.scope, 0);
-            if call.is_small(value) || reads_bundled_table(call.cx, call.site) || super::context::in_per_piece_callable(call.cx, call.site.node) {
+            if one_value
+                || call.is_small(value)
+                || reads_bundled_table(call.cx, call.site)
+                || super::context::in_per_piece_callable(call.cx, call.site.node)
+            {
                 return;
             }
             let fallbacks = call.matched_fallbacks();
@@ -377,17 +385,42 @@ fn bundled_file(call: &Call<'_, '_>) -> bool {
 
 /// The function in `scope` reads a table shipped inside the package
 /// ([`bundled_file`]): the work it does on it is as small as the table.
+/// Or it reads one from a web address it names ([`downloads`]): the
+/// download is where its time goes, as for the read itself.
 fn reads_bundled_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
     let module = cx.module;
     let Some(function) = super::context::function_of(module, at.node) else { return false };
-    module.answer_once(function, "reads a bundled table", || {
-        module.text_of(function).contains("__file__")
-            && module.calls.iter().filter(|site| site.scope == function.id()).any(|site| {
-                module.resolve_call_in(site.node, site.scope).is_some_and(|(name, api)| {
-                    api.kind == ApiKind::Read && api.library == "cudf" && bundled_file(&Call { site, name, api, cx })
-                })
+    let reads = |from: &dyn Fn(&Call<'_, '_>) -> bool| {
+        module.calls.iter().filter(|site| site.scope == function.id()).any(|site| {
+            module.resolve_call_in(site.node, site.scope).is_some_and(|(name, api)| {
+                api.kind == ApiKind::Read && api.library == "cudf" && from(&Call { site, name, api, cx })
             })
-    })
+        })
+    };
+    module.answer_once(function, "reads a bundled table", || module.text_of(function).contains("__file__") && reads(&bundled_file))
+        || module.answer_once(function, "reads a downloaded table", || {
+            let named = downloads(cx, at.node);
+            reads(&|read| named || read_from_the_web(read))
+        })
+}
+
+/// The path a reader is given is a web address, written out or built from
+/// one through the names it is assigned from (`url = DATASETS[name]["url"]`,
+/// with `DATASETS` a module-level table of addresses; `BASE + name`).
+fn read_from_the_web(call: &Call<'_, '_>) -> bool {
+    fn reaches(module: &crate::semantic::Module<'_>, node: gpulens_syntax::Node<'_>, scope: usize, depth: u32) -> bool {
+        module.preorder(node).any(|n| match n.kind_name() {
+            "string" => is_web_address(module.text_of(n)),
+            "identifier" if depth < 3 => module.assigned_from(n, scope).is_some_and(|rhs| reaches(module, rhs, scope, depth + 1)),
+            _ => false,
+        })
+    }
+    let module = call.cx.module;
+    module.argument(call.site.node, "filepath_or_buffer", 0).is_some_and(|path| reaches(module, path, call.site.scope, 0))
+}
+
+fn is_web_address(text: &str) -> bool {
+    text.contains("http://") || text.contains("https://") || text.contains("ftp://")
 }
 
 /// The function around `node` names a web address in its code (not in its
@@ -399,9 +432,6 @@ fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
     module.answer_once(function, "names a web address", || module.preorder(function).any(|n| {
         n.kind_name() == "string"
             && module.parent(n).is_none_or(|p| p.kind_name() != "expression_statement")
-            && {
-                let text = module.text_of(n);
-                text.contains("http://") || text.contains("https://") || text.contains("ftp://")
-            }
+            && is_web_address(module.text_of(n))
     }))
 }
