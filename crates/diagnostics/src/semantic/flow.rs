@@ -196,18 +196,27 @@ impl<'t> Module<'t> {
             })
             .collect()
     }
+}
 
+/// How many callers up a parameter's value is read (see [`Module::passed_value`]).
+const MAX_PASSED_HOPS: u8 = 2;
+
+impl<'t> Module<'t> {
     /// What the callers of the function `scope` pass as its parameter `name`,
     /// and (for the evidence) the first caller that tells.
     pub(super) fn passed_value(&self, scope: usize, name: &str, depth: u32) -> (Value, Option<Evidence>) {
-        // One call away only: what a caller passes is read with the caller's
-        // own evidence, not with its callers' (so an edit re-analyses a
-        // function and the functions it calls or is called by, no further).
-        if self.in_flow.get() {
+        // Two callers up at most, and only through arguments: what a caller
+        // passes is read with the caller's own evidence and its callers'
+        // arguments, not through what it gets back from its callees (so an
+        // edit re-analyses a function, the functions it calls or is called
+        // by, and their callers: see `plan::words::neighbours`).
+        let hops = self.passed_hops.get();
+        if (self.in_flow.get() && hops == 0) || hops >= MAX_PASSED_HOPS {
             return (Value::Unknown, None);
         }
         let Some(function) = self.function_of_scope(scope) else { return (Value::Unknown, None) };
-        self.in_flow.set(true);
+        let was = self.in_flow.replace(true);
+        self.passed_hops.set(hops + 1);
         let result = (|| {
             let position = self.parameter_position(function, name)?;
             let mut joined = None;
@@ -228,7 +237,8 @@ impl<'t> Module<'t> {
             }
             Some((joined?, evidence))
         })();
-        self.in_flow.set(false);
+        self.in_flow.set(was);
+        self.passed_hops.set(hops);
         match result {
             Some((value, evidence)) if value != Value::Unknown => (value, evidence),
             _ => (Value::Unknown, None),
@@ -375,7 +385,7 @@ impl<'t> Module<'t> {
     pub(super) fn parameter_value(&self, scope: usize, name: &str, _depth: u32) -> (Value, Option<Evidence>) {
         // Worked out once per parameter (every use of it asks), and from a
         // fresh depth, so that the answer is the same whoever asks first.
-        let key = (scope, name.to_string(), self.in_flow.get());
+        let key = (scope, name.to_string(), self.in_flow.get(), self.passed_hops.get());
         if let Some(known) = self.parameters.borrow().get(&key) {
             return known.clone();
         }
