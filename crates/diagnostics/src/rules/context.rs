@@ -784,6 +784,68 @@ pub(crate) fn in_scalar_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bo
         })
 }
 
+/// `call`'s result, assigned to a name, is read only to decide whether to
+/// raise an error (`diff = np.setdiff1d(idx, valid)`, then `if diff.size >
+/// 0: raise ValueError(...)`, or an `assert`): input validation, which
+/// works on what the caller gave once, not the function's work.
+pub(crate) fn only_checked<'t>(module: &Module<'t>, call: Node<'t>) -> bool {
+    let Some(assignment) = module.parent(call).filter(|p| p.kind_name() == "assignment" && p.field("right") == Some(call)) else {
+        return false;
+    };
+    module.answer_once(call, "read only to raise", || assigned_only_to_raise(module, assignment, 0))
+}
+
+/// The name `assignment` binds is read, after it, only in checks that raise
+/// ([`guards_a_raise`]), or to make another name read only so (`ordered =
+/// np.sort(idx)`, then `assert np.all(np.diff(ordered) > 0)`).
+fn assigned_only_to_raise<'t>(module: &Module<'t>, assignment: Node<'t>, depth: u32) -> bool {
+    let Some(target) = assignment.field("left").filter(|l| l.kind_name() == "identifier") else { return false };
+    let name = module.text_of(target);
+    let Some(body) = module.enclosing_function(assignment).and_then(|f| f.field("body")) else { return false };
+    let mut reads = 0;
+    for n in module.preorder(body) {
+        if n.kind_name() != "identifier" || module.text_of(n) != name || n.start_byte() <= assignment.end_byte() {
+            continue;
+        }
+        reads += 1;
+        if guards_a_raise(module, n) {
+            continue;
+        }
+        // Read to make another value, itself read only to raise.
+        let made = module
+            .ancestors(n)
+            .take_while(|a| !matches!(a.kind_name(), "block" | "function_definition" | "lambda"))
+            .find(|a| a.kind_name() == "assignment");
+        if depth < 3 && made.is_some_and(|m| m.field("right").is_some_and(|r| r.byte_range().contains(&n.start_byte())) && assigned_only_to_raise(module, m, depth + 1)) {
+            continue;
+        }
+        return false;
+    }
+    reads > 0
+}
+
+/// `node` is inside an `assert`, a `raise`, or the condition of an `if`
+/// (or `elif`) whose block starts by raising.
+fn guards_a_raise(module: &Module<'_>, node: Node<'_>) -> bool {
+    let mut child = node;
+    for ancestor in module.ancestors(node).skip(1) {
+        match ancestor.kind_name() {
+            "assert_statement" | "raise_statement" => return true,
+            "if_statement" | "elif_clause" => {
+                if ancestor.field("condition") != Some(child) {
+                    return false;
+                }
+                let Some(block) = ancestor.field("consequence") else { return false };
+                return block.named_child(0).is_some_and(|first| first.kind_name() == "raise_statement");
+            }
+            "function_definition" | "lambda" | "class_definition" | "expression_statement" | "assignment" | "return_statement"
+            | "for_statement" | "while_statement" | "block" => return false,
+            _ => child = ancestor,
+        }
+    }
+    false
+}
+
 /// `call` is the one argument of `int(…)`, `float(…)` or `complex(…)`
 /// (`n = int(np.round(f * n_nodes))`): its result is one number, so an
 /// element-wise function's inputs were numbers too (those of an array of

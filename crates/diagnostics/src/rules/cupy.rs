@@ -140,6 +140,9 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
     if api.elementwise && context::converted_to_a_number(module, call.site.node) {
         return None;
     }
+    if context::only_checked(module, call.site.node) {
+        return None;
+    }
     if module.any_arg_on_device(call.site.node, call.site.scope) {
         return None; // already GPU data: GPU007's business
     }
