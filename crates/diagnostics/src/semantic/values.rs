@@ -792,7 +792,8 @@ impl<'t> Module<'t> {
             let arg = call.field("arguments").and_then(|a| a.named_child(0));
             return match arg.map(|a| self.eval(a, scope, depth)) {
                 Some(Value::Array(Some(n)) | Value::Frame(Some(n)) | Value::Graph(Some(n))) => Value::Int(n),
-                _ => Value::Unknown,
+                // A length is one number, whatever it measures.
+                _ => Value::Scalar,
             };
         }
         // A copy of a model is that model (`clone(self.estimator)`).
@@ -823,6 +824,14 @@ impl<'t> Module<'t> {
                 if let Some(n) = self.size_of_call(call, &reshape_spec(call), scope, depth) {
                     return Value::Array(Some(n));
                 }
+            }
+            // A graph's counts are numbers, whatever object asks for them
+            // (NetworkX's names, kept by the graph libraries that mirror it).
+            if matches!(method, "number_of_nodes" | "number_of_edges" | "number_of_selfloops") {
+                return match self.eval(object, scope, depth) {
+                    Value::Graph(Some(n)) if method == "number_of_nodes" => Value::Int(n),
+                    _ => Value::Scalar,
+                };
             }
             return match self.eval(object, scope, depth) {
                 v @ Value::Array(_) => match method {
