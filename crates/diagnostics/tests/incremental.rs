@@ -436,3 +436,26 @@ fn a_syntax_error_before_a_property_reads_the_same_fresh_and_incremental() {
     let mended = analysed(&doc, &mut cache);
     assert_eq!(mended, before);
 }
+
+/// A method's advice is dropped while another method of its class draws:
+/// editing the drawing method alone changes the other's findings.
+#[test]
+fn a_sibling_that_stops_drawing_brings_back_the_advice() {
+    let text = concat!(
+        "import numpy as np\n\n",
+        "class Trend:\n",
+        "    def fit(self, x, y):\n",
+        "        design = np.c_[np.ones(len(x)), x]\n",
+        "        return np.linalg.pinv(design) @ y\n\n",
+        "    def draw(self, ax, x, y):\n",
+        "        ax.plot(x, y)\n",
+    );
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    assert!(analysed(&doc, &mut cache).is_empty(), "the class draws");
+    let at = text.find("ax.plot").unwrap() + "ax.".len();
+    replace_bytes(&mut doc, at..at + "plot".len(), "record");
+    assert!(!analysed(&doc, &mut cache).is_empty(), "the class no longer draws");
+    replace_bytes(&mut doc, at..at + "record".len(), "plot");
+    assert!(analysed(&doc, &mut cache).is_empty(), "the class draws again");
+}

@@ -736,6 +736,23 @@ impl<'t> Plan<'t> {
                 classes.insert(Some(class), h.finish());
             }
         }
+        // A method's advice is dropped when another method of its class
+        // draws (see `rules::context::in_plotting_function`): the texts of
+        // the methods that may draw (see `rules::context::may_draw`; all of
+        // them where the imports can't be read from the bytes) are part of
+        // the other methods' keys.
+        let plotting = rules::plotting_names(text);
+        let mut drawing: FxHashMap<usize, Vec<(usize, u64)>> = FxHashMap::default();
+        for (i, ((_, range, _, around), (text_hash, _))) in found.iter().zip(&scanned).enumerate() {
+            let Some(class) = around.last() else { continue };
+            let may_draw = match &plotting {
+                Some(names) => rules::may_draw(&text[range.clone()], names),
+                None => true,
+            };
+            if may_draw {
+                drawing.entry(class.id()).or_default().push((i, *text_hash));
+            }
+        }
         // Each class's methods (not properties), by name, for the units that
         // use one as a value: whether `self.name` is a method, as the rules
         // read it, depends on them and on whether the class parses cleanly.
@@ -821,6 +838,11 @@ impl<'t> Plan<'t> {
                 }
                 if scan.text.reads_self {
                     classes.get(&around.last().map(|c| c.id())).hash(&mut key);
+                }
+                for (j, drawer) in around.last().and_then(|c| drawing.get(&c.id())).into_iter().flatten() {
+                    if *j != index {
+                        drawer.hash(&mut key);
+                    }
                 }
                 if let Some(class) = around.last().filter(|_| !scan.text.self_values.is_empty()) {
                     // (In a class with syntax errors the rules take every

@@ -167,6 +167,26 @@ pub(crate) fn parse_what_matters(
             }
         }
     }
+    // A method's advice is dropped when another method of its class draws
+    // (see `rules::context::in_plotting_function`): in a class with a kept
+    // method, the methods that may draw are parsed too (see
+    // `rules::context::may_draw`; all of them where the imports can't be
+    // read from the bytes).
+    let with_kept: FxHashSet<usize> = outline
+        .definitions
+        .iter()
+        .zip(skipped.iter().zip(&irrelevant))
+        .filter(|(_, (s, i))| !**s && !**i)
+        .filter_map(|(d, _)| d.classes.last().copied())
+        .collect();
+    if !with_kept.is_empty() {
+        let plotting = rules::plotting_names(text);
+        for (d, i) in outline.definitions.iter().zip(irrelevant.iter_mut()) {
+            if *i && d.classes.last().is_some_and(|c| with_kept.contains(c)) && plotting.as_ref().is_none_or(|names| rules::may_draw(&text[d.range.clone()], names)) {
+                *i = false;
+            }
+        }
+    }
     // Of the functions left out, those that call in a loop one of
     // `callers_of` or a function kept for its own sake (which may turn out
     // to have findings: keeping its callers now spares parsing the file

@@ -95,16 +95,38 @@ pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
 const FIGURES: &[&str] = &["ax", "axes", "fig", "plt", "axis"];
 
 /// The function around `node` draws a plot (calls into a plotting library,
-/// or onto axes and figures), or it or a class around it is named for plotting.
+/// or onto axes and figures), or it is a method of a class another of whose
+/// methods draws (a plotter's fit computes what gets drawn).
 pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
     let Some(function) = function_of(cx.module, node) else { return false };
     let module = cx.module;
-    // Named for plotting (`month_plot`, `plot_points`, `_RegressionPlotter`):
-    // whatever it computes is what gets drawn.
-    let plot_word = |name: &&str| words(name).iter().any(|w| matches!(w.as_str(), "plot" | "plots" | "plotter" | "plotting"));
-    if names_around(cx, node).iter().any(plot_word) {
+    if draws(module, function) {
         return true;
     }
+    // (A function nested in a method is that method's work.)
+    let mut method = function;
+    while let Some(outer) = module.enclosing_function(method) {
+        method = outer;
+    }
+    let function = method;
+    if draws(module, function) {
+        return true;
+    }
+    let Some((class, _)) = module.method_class(function) else { return false };
+    module.answer_once(class, "has a method that draws", || {
+        let Some(body) = class.field("body") else { return false };
+        let mut cursor = body.walk();
+        let methods: Vec<Node<'t>> = body
+            .named_children(&mut cursor)
+            .map(|m| if m.kind_name() == "decorated_definition" { m.field("definition").unwrap_or(m) } else { m })
+            .filter(|m| m.kind_name() == "function_definition" && m.id() != function.id())
+            .collect();
+        methods.into_iter().any(|m| draws(module, m))
+    })
+}
+
+/// `function` calls into a plotting library, or onto axes and figures.
+fn draws<'t>(module: &Module<'t>, function: Node<'t>) -> bool {
     module.answer_once(function, "plots", || {
         // Only a name imported from a plotting library (or naming axes and
         // figures) can make such a call: most functions name none.
@@ -124,10 +146,51 @@ pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> 
             // Methods of axes and figures: `ax.plot(...)`, `fig.savefig(...)`.
             let text = module.text_of(callee);
             let (object, method) = text.rsplit_once('.').unwrap_or(("", text));
-            FIGURES.contains(&object)
-                && matches!(method, "plot" | "scatter" | "bar" | "hist" | "imshow" | "set_xlabel" | "set_ylabel" | "set_title" | "savefig" | "legend" | "fill_between")
+            FIGURES.contains(&object) && DRAWING_METHODS.contains(&method)
         })
     })
+}
+
+/// The methods of axes and figures that draw (or label what is drawn).
+const DRAWING_METHODS: &[&str] =
+    &["plot", "scatter", "bar", "hist", "imshow", "set_xlabel", "set_ylabel", "set_title", "savefig", "legend", "fill_between"];
+
+/// The names `text`'s imports bind to plotting libraries (`plt`, `sns`),
+/// read from its bytes; `None` where its imports can't be read so.
+pub(crate) fn plotting_names(text: &str) -> Option<Vec<&str>> {
+    let mut names = Vec::new();
+    let read = crate::prescan::local_imports(text, &mut |name, target| {
+        if PLOTTING.iter().any(|p| crate::semantic::within(&target, p)) {
+            names.push(name);
+        }
+    });
+    read.then_some(names)
+}
+
+/// Whether `code` (a function's text) may draw as [`draws`] reads it, from
+/// its bytes: it names one of `plotting` (see [`plotting_names`]), or calls
+/// a drawing method on a name for axes or figures (`ax.plot(`). A superset.
+pub(crate) fn may_draw(code: &str, plotting: &[&str]) -> bool {
+    let bytes = code.as_bytes();
+    let mut found = false;
+    gpulens_syntax::lex::for_each_name(code, |token| {
+        if found {
+            return;
+        }
+        if plotting.contains(&token) {
+            found = true;
+        } else if FIGURES.contains(&token) {
+            let end = token.as_ptr() as usize - code.as_ptr() as usize + token.len();
+            let rest = &bytes[end..];
+            let after_dot = rest.iter().position(|b| !b.is_ascii_whitespace()).filter(|&i| rest[i] == b'.').map(|i| &code[end + i + 1..]);
+            if let Some(after) = after_dot {
+                let method = after.trim_start();
+                let word = method.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+                found = DRAWING_METHODS.contains(&word);
+            }
+        }
+    });
+    found
 }
 
 /// `expr` (an argument, as written) is a small fixed-size structure in the

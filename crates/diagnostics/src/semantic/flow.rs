@@ -120,7 +120,7 @@ impl<'t> Module<'t> {
 
     /// Whether `function` is a method (its first parameter the instance or
     /// class), and the class it is defined in.
-    fn method_class(&self, function: Node<'t>) -> Option<(Node<'t>, bool)> {
+    pub(crate) fn method_class(&self, function: Node<'t>) -> Option<(Node<'t>, bool)> {
         let mut outer = self.parent(function)?;
         let decorated = outer.kind_name() == "decorated_definition";
         if decorated {
