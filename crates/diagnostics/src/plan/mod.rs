@@ -886,9 +886,10 @@ impl<'t> Plan<'t> {
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new(), outside_neighbour: false }
             })
             .collect::<Vec<Unit<'t>>>();
-        // Values flow one call away (see `semantic::flow`): a unit's findings
-        // read the units it calls and that call it, and the module-level
-        // code that calls it. Their keys are part of its key.
+        // Values flow one call away, arguments two (see `semantic::flow`): a
+        // unit's findings read the units it calls, that call it and that call
+        // its callers, and the module-level code that calls it or its
+        // callers. Their keys are part of its key.
         let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
         let called: Vec<&FlowCalls> = scanned.iter().map(|(_, scan)| &scan.text.called).collect();
         let Neighbours { mut near, callers } = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
