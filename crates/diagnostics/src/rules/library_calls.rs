@@ -406,6 +406,9 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     let node = call.site.node;
     let scope = call.site.scope;
+    if sized_by_its_prefix(call) {
+        return false;
+    }
     let small_count = |count: Option<Node<'_>>| {
         count.is_some_and(|c| {
             matches!(module.value(c, scope), Value::Int(n) if n < call.cx.settings.min_elements)
@@ -441,6 +444,46 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
         }
         _ => true,
     }
+}
+
+/// A read in a loop that parses length-prefixed records: the loop decodes
+/// a number from bytes it read (`n = struct.unpack("<i", f.read(4))[0]`)
+/// and sizes a later read with it (`f.read(n * 12)`). Its reads are records
+/// parsed one after another, each as small as its record, each waiting on
+/// the one before.
+fn sized_by_its_prefix(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let node = call.site.node;
+    let Some(body) = module
+        .ancestors(node)
+        .take_while(|a| !matches!(a.kind_name(), "function_definition" | "lambda" | "class_definition"))
+        .find(|a| matches!(a.kind_name(), "for_statement" | "while_statement"))
+        .and_then(|l| l.field("body"))
+    else {
+        return false;
+    };
+    module.answer_once(body, "parses length-prefixed records", || {
+        // The names the loop binds to numbers decoded from bytes, and where.
+        let decoded: Vec<(&str, usize)> = module
+            .preorder(body)
+            .filter(|n| n.kind_name() == "assignment")
+            .filter_map(|n| {
+                let name = n.field("left").filter(|l| l.kind_name() == "identifier")?;
+                let text = module.text_of(n.field("right")?);
+                (text.contains("unpack") || text.contains("from_bytes")).then(|| (module.text_of(name), n.end_byte()))
+            })
+            .collect();
+        !decoded.is_empty()
+            && module.preorder(body).any(|n| {
+                n.kind_name() == "call"
+                    && n.field("function").and_then(|f| f.field("attribute")).is_some_and(|a| module.text_of(a) == "read")
+                    && n.field("arguments").is_some_and(|args| {
+                        module.preorder(args).any(|i| {
+                            i.kind_name() == "identifier" && decoded.iter().any(|(name, at)| *name == module.text_of(i) && *at <= i.start_byte())
+                        })
+                    })
+            })
+    })
 }
 
 /// How many elements a `shape` argument gives, when its dimensions are
