@@ -200,7 +200,7 @@ impl<'t> Module<'t> {
 }
 
 /// How many callers up a parameter's value is read (see [`Module::passed_value`]).
-const MAX_PASSED_HOPS: u8 = 2;
+const MAX_PASSED_HOPS: u8 = 1;
 
 impl<'t> Module<'t> {
     /// What the callers of the function `scope` pass as its parameter `name`,
