@@ -8,13 +8,14 @@
 //! weaker than an annotation or a docstring, which come first; calls from
 //! tests do not count (their data is small by design).
 //!
-//! Values flow one call away, and arguments two: a caller's argument is read
-//! with the caller's own evidence and what its own callers pass (a parameter
-//! passed on as it came), a callee's return with the callee's evidence, not
-//! through their callees in turn. So a function's findings depend on its
-//! own text, on the functions it calls or that call it, and on their
-//! callers, and no further: the edit plan re-analyses those together, and
-//! the pre-scan parses them (see `plan::words::neighbours`).
+//! Values flow one call away: a caller's argument is read with the caller's
+//! own evidence, a callee's return with the callee's, not with their
+//! callers' or callees' in turn (`MAX_PASSED_HOPS`). So a function's
+//! findings depend on its own text and on the functions it calls or that
+//! call it; the edit plan re-analyses, and the pre-scan parses, those and
+//! the callers of its callers (see `plan::words::neighbours`), ready for
+//! arguments read two callers up (FIXME: off until the incremental analysis
+//! agrees with a fresh one under every edit).
 
 use gpulens_syntax::{Node, NodeExt};
 
