@@ -16,6 +16,8 @@ mod arguments;
 mod collect;
 mod docstrings;
 mod flow;
+mod attributes;
+mod resolve;
 mod sizes;
 mod values;
 
@@ -24,7 +26,7 @@ pub(crate) use collect::*;
 pub(crate) use docstrings::*;
 pub use flow::Evidence;
 use sizes::*;
-pub(crate) use values::*;
+pub(crate) use attributes::*;
 
 /// How deep value evaluation may recurse through expressions and bindings.
 const MAX_EVAL_DEPTH: u32 = 24;
