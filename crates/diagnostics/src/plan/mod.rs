@@ -886,13 +886,12 @@ impl<'t> Plan<'t> {
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new(), outside_neighbour: false }
             })
             .collect::<Vec<Unit<'t>>>();
-        // Values flow one call away, arguments two (see `semantic::flow`): a
-        // unit's findings read the units it calls, that call it and that call
-        // its callers, and the module-level code that calls it or its
-        // callers. Their keys are part of its key.
+        // Values flow one call away (see `semantic::flow`): a unit's findings
+        // read the units it calls and that call it, and the module-level
+        // code that calls it. Their keys are part of its key.
         let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
         let called: Vec<&FlowCalls> = scanned.iter().map(|(_, scan)| &scan.text.called).collect();
-        let Neighbours { mut near, callers } = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
+        let mut near = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
         // A method reading `self.x` reads what the class's methods assign
         // there, in their scopes: those are walked with it.
         let mut assigning: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
@@ -914,14 +913,11 @@ impl<'t> Plan<'t> {
         // (What the code outside the units calls; its text is in the fingerprint.)
         let (outside_calls, outside_defined, outside_hash) = (&summary.flows.calls, &summary.flows.defined, fingerprint);
         let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();
-        let called_outside: Vec<bool> = names.iter().map(|name| name.is_some_and(|n| outside_calls.contains(n))).collect();
-        for (i, (((unit, near), called), callers)) in units.iter_mut().zip(near).zip(&called).zip(&callers).enumerate() {
+        for (((unit, near), name), called) in units.iter_mut().zip(near).zip(&names).zip(&called) {
+            let called_outside = name.is_some_and(|n| outside_calls.contains(n));
             // The code outside the units is analysed every time: the units
-            // whose values it reads (or that read its functions') are walked
-            // with it: those it calls, and those whose callers it calls.
-            unit.outside_neighbour = called_outside[i]
-                || callers.iter().any(|&c| called_outside[c])
-                || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c));
+            // whose values it reads (or that read its functions') are walked with it.
+            unit.outside_neighbour = called_outside || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c));
             if near.is_empty() && !unit.outside_neighbour {
                 continue;
             }

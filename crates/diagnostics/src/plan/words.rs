@@ -194,51 +194,33 @@ pub(crate) fn value_method_word(token: &str) -> bool {
 }
 
 /// For each unit (by its name, its form, where it starts, and the flow
-/// calls its text makes), the units whose text its findings read, as values
-/// flow (see `semantic::flow`): those it calls, those that call it, and
-/// those that call its callers (a parameter passed on is what its caller's
-/// callers pass). With, for each unit, the units that call it. By name, so
-/// a superset. (A unit calling itself is not its own neighbour.)
-pub(crate) fn neighbours(names: &[Option<&str>], forms: &[Form], starts: &[usize], calls: &[&FlowCalls]) -> Neighbours {
+/// calls its text makes), the other units it calls or that call it: the
+/// functions whose text its findings read, as values flow one call away
+/// (see `semantic::flow`). By name, so a superset. (A unit calling itself
+/// is not its own neighbour.)
+pub(crate) fn neighbours(names: &[Option<&str>], forms: &[Form], starts: &[usize], calls: &[&FlowCalls]) -> Vec<Vec<usize>> {
     let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (i, name) in names.iter().enumerate() {
         if let Some(name) = name {
             by_name.entry(name).or_default().push(i);
         }
     }
-    let mut near: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
-    let mut callers: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
     for (i, called) in calls.iter().enumerate() {
         for name in called.bare.iter().chain(&called.on_self) {
             for &j in by_name.get(name.as_str()).into_iter().flatten() {
                 if j != i && called.may_call(name, &forms[j], starts[i]) {
-                    near[i].push(j);
-                    near[j].push(i);
-                    callers[j].push(i);
+                    out[i].push(j);
+                    out[j].push(i);
                 }
             }
         }
     }
-    for list in near.iter_mut().chain(callers.iter_mut()) {
+    for list in &mut out {
         list.sort_unstable();
         list.dedup();
     }
-    for (j, of_j) in callers.iter().enumerate() {
-        for &i in of_j {
-            near[j].extend(callers[i].iter().copied().filter(|&k| k != j));
-        }
-        near[j].sort_unstable();
-        near[j].dedup();
-    }
-    Neighbours { near, callers }
-}
-
-/// See [`neighbours`].
-pub(crate) struct Neighbours {
-    /// The units each unit's findings read.
-    pub(crate) near: Vec<Vec<usize>>,
-    /// The units that call each unit.
-    pub(crate) callers: Vec<Vec<usize>>,
+    out
 }
 
 /// Names `text` (a function) may call inside a loop: `name(` or `.name(`
@@ -442,27 +424,13 @@ mod tests {
         let names = [Some("a"), Some("b"), Some("c")];
         // `c` a method of a class around `a`: reached; a bare `b` is a function.
         let near = neighbours(&names, &[Form::Method(0..100), Form::Function, Form::Method(0..100)], &[10, 40, 60], &refs);
-        assert_eq!(near.near, [vec![1, 2], vec![0], vec![0]]);
-        assert_eq!(near.callers, [vec![], vec![0], vec![0]]);
+        assert_eq!(near, [vec![1, 2], vec![0], vec![0]]);
         // `b` a method, `c` a function: neither call reaches them.
         let near = neighbours(&names, &[Form::Function, Form::Method(30..50), Form::Function], &[10, 40, 60], &refs);
-        assert_eq!(near.near, [Vec::<usize>::new(), vec![], vec![]]);
+        assert_eq!(near, [Vec::<usize>::new(), vec![], vec![]]);
         // A method of a class the caller is not in is not reached.
         let near = neighbours(&names, &[Form::Function, Form::Function, Form::Method(50..100)], &[10, 40, 60], &refs);
-        assert_eq!(near.near, [vec![1], vec![0], vec![]]);
-    }
-
-    #[test]
-    fn neighbours_reach_the_callers_of_callers() {
-        // `fit` calls `_fit`, which calls `_scatter`: `_scatter` reads what
-        // `fit` passes on through `_fit`; `fit` does not read `_scatter`'s callees.
-        let calls = [flow_calls("def fit(self, X): self._fit(X)"), flow_calls("def _fit(self, X): self._scatter(X)"), flow_calls("def _scatter(self, X): pass")];
-        let refs: Vec<&FlowCalls> = calls.iter().collect();
-        let names = [Some("fit"), Some("_fit"), Some("_scatter")];
-        let method = Form::Method(0..100);
-        let near = neighbours(&names, &[method.clone(), method.clone(), method], &[10, 40, 70], &refs);
-        assert_eq!(near.near, [vec![1], vec![0, 2], vec![0, 1]]);
-        assert_eq!(near.callers, [vec![], vec![0], vec![1]]);
+        assert_eq!(near, [vec![1], vec![0], vec![]]);
     }
 
     #[test]

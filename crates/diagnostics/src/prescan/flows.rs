@@ -21,7 +21,7 @@ pub(crate) fn definition_flows(plain: &str, outline: &gpulens_syntax::outline::O
         .collect();
     let starts: Vec<usize> = outline.definitions.iter().map(|d| d.range.start).collect();
     let called: Vec<FlowCalls> = outline.definitions.iter().map(|d| flow_calls(&plain[d.range.clone()])).collect();
-    let near = neighbours(&names, &forms, &starts, &called.iter().collect::<Vec<_>>()).near;
+    let near = neighbours(&names, &forms, &starts, &called.iter().collect::<Vec<_>>());
     (called, near)
 }
 

@@ -129,10 +129,10 @@ pub(crate) fn parse_what_matters(
             unread = statements;
         }
     }
-    // Values flow one call away, arguments two (see `semantic::flow`): a
-    // definition kept for its own sake reads what its callers (and theirs)
-    // pass and what its callees return, so those are parsed and walked too.
-    // A module statement that calls one is read.
+    // Values flow one call away (see `semantic::flow`): a definition kept
+    // for its own sake reads what its callers pass and what its callees
+    // return, so those are parsed and walked too. A module statement that
+    // calls one is read.
     if irrelevant.iter().any(|i| *i) {
         let own_sake: Vec<bool> = skipped.iter().zip(&irrelevant).map(|(s, i)| !*s && !*i).collect();
         for (i, near) in flows().1.iter().enumerate() {

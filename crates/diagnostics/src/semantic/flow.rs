@@ -10,12 +10,12 @@
 //!
 //! Values flow one call away: a caller's argument is read with the caller's
 //! own evidence, a callee's return with the callee's, not with their
-//! callers' or callees' in turn (`MAX_PASSED_HOPS`). So a function's
-//! findings depend on its own text and on the functions it calls or that
-//! call it; the edit plan re-analyses, and the pre-scan parses, those and
-//! the callers of its callers (see `plan::words::neighbours`), ready for
-//! arguments read two callers up (FIXME: off until the incremental analysis
-//! agrees with a fresh one under every edit).
+//! callers' or callees' in turn. So a function's findings depend on its own
+//! text and on the functions it calls or that call it, and no further: the
+//! edit plan re-analyses those together, and the pre-scan parses them
+//! (see `plan::words::neighbours`). (FIXME: a parameter passed on as it came
+//! is what the caller's callers pass; reading two callers up, tried in
+//! 17177df, made the incremental analysis differ from a fresh one.)
 
 use gpulens_syntax::{Node, NodeExt};
 
@@ -198,27 +198,18 @@ impl<'t> Module<'t> {
             })
             .collect()
     }
-}
 
-/// How many callers up a parameter's value is read (see [`Module::passed_value`]).
-const MAX_PASSED_HOPS: u8 = 1;
-
-impl<'t> Module<'t> {
     /// What the callers of the function `scope` pass as its parameter `name`,
     /// and (for the evidence) the first caller that tells.
     pub(super) fn passed_value(&self, scope: usize, name: &str, depth: u32) -> (Value, Option<Evidence>) {
-        // Two callers up at most, and only through arguments: what a caller
-        // passes is read with the caller's own evidence and its callers'
-        // arguments, not through what it gets back from its callees (so an
-        // edit re-analyses a function, the functions it calls or is called
-        // by, and their callers: see `plan::words::neighbours`).
-        let hops = self.passed_hops.get();
-        if (self.in_flow.get() && hops == 0) || hops >= MAX_PASSED_HOPS {
+        // One call away only: what a caller passes is read with the caller's
+        // own evidence, not with its callers' (so an edit re-analyses a
+        // function and the functions it calls or is called by, no further).
+        if self.in_flow.get() {
             return (Value::Unknown, None);
         }
         let Some(function) = self.function_of_scope(scope) else { return (Value::Unknown, None) };
-        let was = self.in_flow.replace(true);
-        self.passed_hops.set(hops + 1);
+        self.in_flow.set(true);
         let result = (|| {
             let position = self.parameter_position(function, name)?;
             let mut joined = None;
@@ -239,8 +230,7 @@ impl<'t> Module<'t> {
             }
             Some((joined?, evidence))
         })();
-        self.in_flow.set(was);
-        self.passed_hops.set(hops);
+        self.in_flow.set(false);
         match result {
             Some((value, evidence)) if value != Value::Unknown => (value, evidence),
             _ => (Value::Unknown, None),
@@ -387,7 +377,7 @@ impl<'t> Module<'t> {
     pub(super) fn parameter_value(&self, scope: usize, name: &str, _depth: u32) -> (Value, Option<Evidence>) {
         // Worked out once per parameter (every use of it asks), and from a
         // fresh depth, so that the answer is the same whoever asks first.
-        let key = (scope, name.to_string(), self.in_flow.get(), self.passed_hops.get());
+        let key = (scope, name.to_string(), self.in_flow.get());
         if let Some(known) = self.parameters.borrow().get(&key) {
             return known.clone();
         }

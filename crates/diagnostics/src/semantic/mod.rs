@@ -204,18 +204,13 @@ pub struct Module<'t> {
     functions: std::cell::OnceCell<flow::Functions>,
     /// (Function scope, parameter, inside a flow) → what the parameter holds
     /// and why (see [`flow`]).
-    parameters: std::cell::RefCell<HashMap<(usize, String, bool, u8), ParameterValue>>,
+    parameters: std::cell::RefCell<HashMap<(usize, String, bool), ParameterValue>>,
     /// Calls (by node id) of an array's method that mirrors a library
     /// function (`a.dot(b)`): their receiver is the function's first argument.
     mirror_calls: std::cell::RefCell<rustc_hash::FxHashSet<usize>>,
     /// Whether the evaluation under way reads a caller's argument or a
-    /// callee's return (see [`flow`]): values flow one call away, no
-    /// further, but for a parameter passed on (see `passed_hops`).
+    /// callee's return (see [`flow`]): values flow one call away, no further.
     in_flow: std::cell::Cell<bool>,
-    /// How many callers up the evaluation under way reads arguments: a
-    /// parameter passed on as it came (`fit(X)` calls `_fit(X)`) is what the
-    /// caller's callers pass, two calls up at most.
-    passed_hops: std::cell::Cell<u8>,
     /// Whether the text names a GPU library, worked out on first use.
     gpu_library: std::cell::OnceCell<bool>,
     /// (node id, question) → a yes/no answer about it worked out once.
@@ -271,7 +266,7 @@ pub struct Module<'t> {
 type ParameterValue = (Value, Option<flow::Evidence>);
 
 /// (Expression node id, scope, inside a flow): what a value is remembered by.
-type EvalKey = (usize, usize, bool, u8);
+type EvalKey = (usize, usize, bool);
 
 /// Marks, in [`Module::ends`], a node whose descendants the walk skipped.
 const NOT_WALKED: u32 = 1 << 31;
@@ -381,7 +376,6 @@ impl<'t> Module<'t> {
             gpu_library: std::cell::OnceCell::new(),
             functions: std::cell::OnceCell::new(),
             in_flow: std::cell::Cell::new(false),
-            passed_hops: std::cell::Cell::new(0),
             parameters: std::cell::RefCell::new(HashMap::default()),
             mirror_calls: Default::default(),
             place: None,

@@ -81,7 +81,7 @@ impl<'t> Module<'t> {
         // evaluation: one the limit cut nowhere, `height` deep below it,
         // holds at any depth that leaves that much room. Others are
         // remembered by depth.
-        let key = (expr.id(), scope, self.in_flow.get(), self.passed_hops.get());
+        let key = (expr.id(), scope, self.in_flow.get());
         if let Some(&(known, height)) = self.evaluated.borrow().get(&key) {
             if depth + height <= MAX_EVAL_DEPTH {
                 self.reach(depth + height);
