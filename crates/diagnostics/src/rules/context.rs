@@ -98,20 +98,18 @@ const FIGURES: &[&str] = &["ax", "axes", "fig", "plt", "axis"];
 /// or onto axes and figures), or it is a method of a class another of whose
 /// methods draws (a plotter's fit computes what gets drawn).
 pub(crate) fn in_plotting_function<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
-    let Some(function) = function_of(cx.module, node) else { return false };
     let module = cx.module;
-    if draws(module, function) {
-        return true;
+    // It, or a function it is nested in (whose work it is), draws.
+    let mut function = function_of(module, node);
+    let mut outermost = None;
+    while let Some(f) = function {
+        if draws(module, f) {
+            return true;
+        }
+        outermost = Some(f);
+        function = module.enclosing_function(f);
     }
-    // (A function nested in a method is that method's work.)
-    let mut method = function;
-    while let Some(outer) = module.enclosing_function(method) {
-        method = outer;
-    }
-    let function = method;
-    if draws(module, function) {
-        return true;
-    }
+    let Some(function) = outermost else { return false };
     let Some((class, _)) = module.method_class(function) else { return false };
     module.answer_once(class, "has a method that draws", || {
         let Some(body) = class.field("body") else { return false };

@@ -210,7 +210,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             let value = call.cx.module.input_value(call.site.node, call.site.scope, 0);
             if one_value
                 || call.is_small(value)
-                || reads_bundled_table(call.cx, call.site)
+                || reads_bundled_or_downloaded_table(call.cx, call.site)
                 || super::context::in_per_piece_callable(call.cx, call.site.node)
             {
                 return;
@@ -274,7 +274,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     if api.kind != ApiKind::Method
         || api.support == Support::Missing
         || is_small(cx, value)
-        || reads_bundled_table(cx, site)
+        || reads_bundled_or_downloaded_table(cx, site)
         || super::context::in_per_piece_callable(cx, site.node)
     {
         return;
@@ -387,7 +387,7 @@ fn bundled_file(call: &Call<'_, '_>) -> bool {
 /// ([`bundled_file`]): the work it does on it is as small as the table.
 /// Or it reads one from a web address it names ([`downloads`]): the
 /// download is where its time goes, as for the read itself.
-fn reads_bundled_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
+fn reads_bundled_or_downloaded_table(cx: &Context<'_, '_>, at: &CallSite<'_>) -> bool {
     let module = cx.module;
     let Some(function) = super::context::function_of(module, at.node) else { return false };
     let reads = |from: &dyn Fn(&Call<'_, '_>) -> bool| {
