@@ -226,6 +226,39 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// Whether `expr` is evidently a pandas Series, not a DataFrame: one
+/// column taken by its name (`df["price"]`), `pd.Series(...)`, or a name
+/// bound to one of those.
+fn evidently_a_series(cx: &Context<'_, '_>, expr: gpulens_syntax::Node<'_>, scope: usize) -> bool {
+    let module = cx.module;
+    let mut expr = expr;
+    for _ in 0..8 {
+        match expr.kind_name() {
+            "identifier" => match module.assigned_from(expr, scope) {
+                Some(rhs) => expr = rhs,
+                None => return false,
+            },
+            "parenthesized_expression" => match expr.named_child(0) {
+                Some(inner) => expr = inner,
+                None => return false,
+            },
+            "subscript" => {
+                let mut cursor = expr.walk();
+                let keys: Vec<gpulens_syntax::Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
+                return matches!(keys.as_slice(), [key] if key.kind_name() == "string");
+            }
+            "call" => {
+                return expr
+                    .field("function")
+                    .and_then(|f| module.qualified_name(f))
+                    .is_some_and(|name| name == "pandas.Series");
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// `df.groupby(...)`, `df.iterrows()`: methods on a value known to be a DataFrame or Series.
 pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     let module = cx.module;
@@ -240,10 +273,13 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let Value::Frame(_) = value else { return };
     let method = module.text_of(method);
     let knowledge = module.knowledge();
-    let Some(api) = knowledge
-        .api(&format!("pandas.DataFrame.{method}"))
-        .or_else(|| knowledge.api(&format!("pandas.Series.{method}")))
-    else {
+    let Some(api) = knowledge.api(&format!("pandas.DataFrame.{method}")).or_else(|| {
+        // A method the knowledge names for a Series only may mean another
+        // thing on a DataFrame (`Series.items()` walks the rows, a
+        // DataFrame's `.items()` its columns): it counts where the value is
+        // evidently one column.
+        knowledge.api(&format!("pandas.Series.{method}")).filter(|_| evidently_a_series(cx, object, site.scope))
+    }) else {
         return;
     };
     let lib = library(cx, &api.library);
