@@ -274,11 +274,12 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let method = module.text_of(method);
     let knowledge = module.knowledge();
     let Some(api) = knowledge.api(&format!("pandas.DataFrame.{method}")).or_else(|| {
-        // A method the knowledge names for a Series only may mean another
-        // thing on a DataFrame (`Series.items()` walks the rows, a
-        // DataFrame's `.items()` its columns): it counts where the value is
-        // evidently one column.
-        knowledge.api(&format!("pandas.Series.{method}")).filter(|_| evidently_a_series(cx, object, site.scope))
+        // A Series's row loop walks the columns of a DataFrame
+        // (`Series.items()` gives its rows, a DataFrame's `.items()` its
+        // columns): it counts where the value is evidently one column.
+        knowledge
+            .api(&format!("pandas.Series.{method}"))
+            .filter(|api| api.kind != ApiKind::RowLoop || evidently_a_series(cx, object, site.scope))
     }) else {
         return;
     };
