@@ -397,3 +397,52 @@ fn a_type_alias_from_another_module_types_a_parameter() {
     assert!(!stdout(&second).contains("fit.py"), "{}", stdout(&second));
     assert_same(&second, &check(&["--no-cache"], dir.path()), "after the alias changed");
 }
+
+/// A parameter is what callers in other modules pass it (the project
+/// index's second pass): `signal.spectrum(x)` works on the 50-million-sample
+/// array `run.main` makes, and `report.describe(frame)` on the table it
+/// reads. A test module's call does not count. When the caller changes what
+/// it passes, the cached findings of the callee's module (whose own bytes
+/// did not change) are not reused.
+#[test]
+fn a_parameter_is_what_callers_in_other_modules_pass_and_the_cache_follows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("shop");
+    std::fs::create_dir_all(package.join("tests")).unwrap();
+    std::fs::write(package.join("__init__.py"), "").unwrap();
+    std::fs::write(package.join("tests").join("__init__.py"), "").unwrap();
+    std::fs::write(
+        package.join("signal.py"),
+        "import numpy as np\n\n\ndef spectrum(x):\n    return np.abs(np.fft.fft(x))\n\n\ndef describe(frame, digits: int):\n    return frame.describe().round(digits)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        package.join("run.py"),
+        "import numpy as np\nimport pandas as pd\n\nfrom shop import signal\nfrom .signal import spectrum\n\n\n\
+         def main(path):\n    samples = np.random.rand(50_000_000)\n    table = pd.read_parquet(path)\n    \
+         return spectrum(samples), signal.describe(table, digits=2)\n",
+    )
+    .unwrap();
+    // (What a test passes is small by design, and does not count.)
+    std::fs::write(
+        package.join("tests").join("test_signal.py"),
+        "import numpy as np\nfrom shop.signal import spectrum\n\n\ndef test_spectrum():\n    assert spectrum(np.zeros(8)).shape == (8,)\n",
+    )
+    .unwrap();
+    let first = check(&[], dir.path());
+    let out = stdout(&first);
+    assert!(out.contains("signal.py:5:19: CUPY001"), "{out}");
+    assert!(out.contains("50,000,000 elements"), "{out}");
+    assert!(out.contains("signal.py:9:12: CUDF002"), "{out}");
+    assert!(out.contains("`frame` is what `shop.run.main` passes it: `table`"), "{out}");
+    // Named alone, the module still reads what the rest of its package passes.
+    let alone = stdout(&check(&["--no-cache", "shop/signal.py"], dir.path()));
+    assert!(alone.contains("signal.py:5:19: CUPY001") && alone.contains("signal.py:9:12: CUDF002"), "{alone}");
+    // The caller now passes a 16-element array and a string: nothing known
+    // is large, or a table.
+    edit_in_place(&package.join("run.py"), "np.random.rand(50_000_000)", "np.zeros(16)              ");
+    edit_in_place(&package.join("run.py"), "signal.describe(table, ", "signal.describe(path,  ");
+    let second = check(&[], dir.path());
+    assert!(!stdout(&second).contains("signal.py"), "{}", stdout(&second));
+    assert_same(&second, &check(&["--no-cache"], dir.path()), "after the caller changed");
+}

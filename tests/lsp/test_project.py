@@ -55,3 +55,35 @@ async def test_a_value_another_module_returns_is_known_and_follows_its_changes(t
         utils.write_text(UTILS)
         client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=utils.as_uri())))
         await codes_become(client, uri, ["CUDF002"])
+
+
+SIGNAL = "import numpy as np\n\n\ndef spectrum(x):\n    return np.abs(np.fft.fft(x))\n"
+RUN = "import numpy as np\n\nfrom .signal import spectrum\n\n\ndef main():\n    return spectrum(np.random.rand(50_000_000))\n"
+
+
+async def test_a_parameter_is_what_another_module_passes_and_follows_its_changes(tmp_path):
+    package = tmp_path / "shop"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    signal = package / "signal.py"
+    signal.write_text(SIGNAL)
+    run = package / "run.py"
+    run.write_text(RUN)
+    uri = signal.as_uri()
+    async with session(client_capabilities("visual-studio-code"), tmp_path) as client:
+        client.open(uri, SIGNAL)
+        # Nothing in signal.py says how large `x` is: only run.py's call does.
+        await codes_become(client, uri, ["CUPY001"])
+
+        # run.py, open and saved, now passes 16 samples: the transform is small.
+        small = RUN.replace("np.random.rand(50_000_000)", "np.zeros(16)")
+        client.open(run.as_uri(), small)
+        run.write_text(small)
+        client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=run.as_uri())))
+        await codes_become(client, uri, [])
+
+        # And back, through the saved file alone (run.py closed first).
+        client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=run.as_uri())))
+        run.write_text(RUN)
+        client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=run.as_uri())))
+        await codes_become(client, uri, ["CUPY001"])

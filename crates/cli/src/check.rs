@@ -61,8 +61,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let (index, modules) = crate::project::index(&files, &paths);
     if std::env::var("GPULENS_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
         eprintln!(
-            "gpulens: debug: project index: {} functions and type aliases, {} bytes, read in {:.0} ms",
+            "gpulens: debug: project index: {} functions and type aliases, {} functions other modules pass known values to, {} bytes, read in {:.0} ms",
             index.len(),
+            index.receiving_len(),
             index.memory_bytes(),
             started.elapsed().as_secs_f64() * 1000.0
         );
@@ -232,7 +233,7 @@ fn check_file(path: &Path, bytes: &mut Vec<u8>, run: Run<'_, '_>, place: Option<
     // (Borrowed from the worker's buffer where the file is UTF-8: copied
     // only when a fix rewrites it.)
     let mut text: Cow<'_, str> = gpulens_syntax::decode(bytes).map_err(|e| problem(e.to_string()))?;
-    let candidate = gpulens_diagnostics::might_have_findings(&text) || place.is_some_and(|p| !p.imported_names(&text).is_empty());
+    let candidate = gpulens_diagnostics::might_have_findings(&text) || place.is_some_and(|p| p.reads_index(&text));
     let (mut fixed, mut diff) = (None, None);
     if candidate && (args.fix || args.diff) {
         // `--diff` alone previews every fix; with `--fix` it previews what would be written.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use gpulens_diagnostics::project::{Place, ProjectIndex};
-use gpulens_server::workspace::{module_of, place_named, summarize_file};
+use gpulens_server::workspace::{index_files, module_of, place_named};
 use rayon::prelude::*;
 
 /// The index over `files`, and each file's module name (by the file's
@@ -37,12 +37,7 @@ pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Op
             }
         }
     }
-    let summaries: Vec<_> = read
-        .par_iter()
-        .map_init(Vec::new, |buffer, (path, name)| summarize_file(path, &name.as_ref()?.0, buffer))
-        .flatten()
-        .collect();
-    (Arc::new(ProjectIndex::new(summaries.into_iter().flatten())), names)
+    (Arc::new(index_files(&read, &|_| None)), names)
 }
 
 /// The outermost folder above `file` that is a package (holds an

@@ -223,7 +223,8 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     // (A file that calls a function the project's index knows may work on
     // a value from another module, whatever it imports.)
     let imported = place.map(|p| p.imported_names(text)).unwrap_or_default();
-    let place = place.filter(|_| !imported.is_empty());
+    let receiving: &[String] = place.map_or(&[], |p| p.receiving());
+    let place = place.filter(|_| !imported.is_empty() || !receiving.is_empty());
     if place.is_none() && !might_have_findings(text) {
         return Vec::new();
     }
@@ -234,7 +235,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
     // same (rarely: a caller that got the advice of its callee).
     let mut callers_of: FxHashSet<String> = FxHashSet::default();
     for _ in 0..4 {
-        let parsed = match parse_what_matters(text, &callers_of, !with_fixes, Some(&imported).filter(|i| !i.is_empty())) {
+        let parsed = match parse_what_matters(text, &callers_of, !with_fixes, place.map(|_| (&imported, receiving))) {
             Some(Parse::Part(parsed)) => parsed,
             Some(Parse::Quiet) => return Vec::new(),
             None => break,
@@ -266,7 +267,7 @@ fn check_text_with(text: &str, settings: &Settings, gpu: &GpuProfile, with_fixes
 /// pre-scan must find the same).
 #[doc(hidden)]
 pub fn check_whole_in(text: &str, settings: &Settings, gpu: &GpuProfile, place: Option<&project::Place>) -> Vec<Finding> {
-    if !might_have_findings(text) && place.is_none_or(|p| p.imported_names(text).is_empty()) {
+    if !might_have_findings(text) && place.is_none_or(|p| !p.reads_index(text)) {
         return Vec::new();
     }
     check_once(text, &gpulens_syntax::parse(text), settings, gpu, (&[], &[]), true, place)

@@ -608,7 +608,9 @@ fn mirrored_methods_keep_what_an_array_can_reach() {
 }
 
 /// Each file's place in a project index built over all of `files` (module
-/// names from the folders that hold an `__init__.py`).
+/// names from the folders that hold an `__init__.py`), in its two passes as
+/// the command line and the language server build it: what the modules
+/// declare, then what each passes to the others' functions.
 fn places(files: &[PathBuf]) -> Vec<Option<gpulens_diagnostics::project::Place>> {
     use gpulens_diagnostics::project::{module_name, Place, ProjectIndex};
     let module_of = |path: &Path| {
@@ -618,16 +620,30 @@ fn places(files: &[PathBuf]) -> Vec<Option<gpulens_diagnostics::project::Place>>
         module_name(&parts, &|i| folder(i).join("__init__.py").is_file())
     };
     let names: Vec<Option<(String, bool)>> = files.iter().map(|p| module_of(p)).collect();
-    let summaries = files.iter().zip(&names).flat_map(|(path, name)| {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        name.as_ref().map(|(module, _)| ProjectIndex::summarize(module, &text)).unwrap_or_default()
+    let texts: Vec<String> = files.iter().map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect();
+    let summaries = texts.iter().zip(&names).flat_map(|(text, name)| {
+        name.as_ref().map(|(module, _)| ProjectIndex::summarize(module, text)).unwrap_or_default()
     });
-    let index = std::sync::Arc::new(ProjectIndex::new(summaries));
+    let mut index = ProjectIndex::new(summaries);
+    for (text, name) in texts.iter().zip(&names) {
+        if let Some((module, _)) = name.as_ref().filter(|_| gpulens_diagnostics::might_have_findings(text)) {
+            index.add_module(module.clone(), ProjectIndex::functions_of(text));
+        }
+    }
+    let declared = std::sync::Arc::new(index.clone());
+    let passes = texts.iter().zip(&names).filter_map(|(text, name)| {
+        let (module, package) = name.clone()?;
+        let place = Place { index: declared.clone(), module: module.clone(), package };
+        Some((module, place.passes(text)))
+    });
+    index.set_passes(passes.collect::<Vec<_>>());
+    let index = std::sync::Arc::new(index);
     names.into_iter().map(|n| n.map(|(module, package)| Place { index: index.clone(), module, package })).collect()
 }
 
-/// With a project index, a definition that calls a function the index knows
-/// is kept by the pre-scan (a value from another module reaches it): its
+/// With a project index, a definition that calls a function the index knows,
+/// or that another module passes a known value to, is kept by the pre-scan
+/// (a value from another module reaches it): its
 /// findings, and the incremental analysis's, are those of the whole tree
 /// read with the same index. Over the
 /// fixtures (one project) and the corpus named by `GPULENS_CORPUS`.
@@ -645,7 +661,7 @@ fn corpus_read_with_a_project_index_as_the_whole_tree() {
     let mut with_index = 0;
     for (path, place) in files.iter().zip(&places) {
         let Ok(text) = std::fs::read_to_string(path) else { continue };
-        let Some(place) = place.as_ref().filter(|p| !p.imported_names(&text).is_empty()) else { continue };
+        let Some(place) = place.as_ref().filter(|p| p.reads_index(&text)) else { continue };
         with_index += 1;
         let whole = gpulens_diagnostics::check_whole_in(&text, &settings, &gpu, Some(place));
         if gpulens_diagnostics::check_text_in(&text, &settings, &gpu, Some(place), true) != whole {

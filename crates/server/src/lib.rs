@@ -149,22 +149,59 @@ impl Backend {
         workspace::place_of(&index, &path)
     }
 
-    /// Re-reads what the file at `uri` declares into the project index
-    /// (`text`: its current text). Returns whether the index changed: then
-    /// every open document is re-analysed (one file's declared returns can
-    /// change another's findings).
-    fn reindex(&self, uri: &Uri, text: &str) -> bool {
-        let Some(path) = uri.to_file_path() else { return false };
-        let Some((module, _)) = workspace::module_of(&path) else { return false };
+    /// Re-reads what the file at `uri` declares, and what it passes to the
+    /// other modules' functions, into the project index (`text`: its
+    /// current text). Returns whether the index changed (then every open
+    /// document is re-analysed: one file's declarations and calls can
+    /// change another's findings), and whether what it declares changed
+    /// (then what every file passes is read again: an argument may be a
+    /// value the file's functions return).
+    fn reindex(&self, uri: &Uri, text: &str) -> (bool, bool) {
+        let Some(path) = uri.to_file_path() else { return (false, false) };
+        let Some((module, package)) = workspace::module_of(&path) else { return (false, false) };
         let summary = workspace::summarize_bytes(&module, text.as_bytes());
         let mut index = self.state.index.write().unwrap();
         let mut updated = (**index).clone();
         updated.replace_module(&module, summary);
+        let redeclared = updated.declared_digest() != index.declared_digest();
+        let place = gpulens_diagnostics::project::Place { index: Arc::new(updated.clone()), module: module.clone(), package };
+        let passes = place.passes(text);
+        updated.set_passes([(module, passes)]);
         if updated.digest() == index.digest() {
-            return false;
+            return (false, redeclared);
         }
         *index = Arc::new(updated);
-        true
+        (true, redeclared)
+    }
+
+    /// Reads the project index of the workspace folder again, off the
+    /// path of the edits (the open documents' texts in place of the files
+    /// on disk), then analyses the open documents again with it.
+    fn rescan(&self) {
+        let Some(root) = self.state.root.read().unwrap().clone() else { return };
+        let client = self.client.clone();
+        let state = self.state.clone();
+        let open: std::collections::HashMap<PathBuf, String> =
+            self.state.docs.iter().filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.doc.text().to_string()))).collect();
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let scanned = tokio::task::spawn_blocking(move || workspace::scan(&root, &|path| open.get(path).cloned()));
+            let Ok(index) = scanned.await else { return };
+            tracing::info!(
+                "project index: {} functions and type aliases declare what they hold, other modules pass known values to {} functions ({} bytes), read in {:?}",
+                index.len(),
+                index.receiving_len(),
+                index.memory_bytes(),
+                started.elapsed()
+            );
+            if index.digest() == state.index.read().unwrap().digest() {
+                return;
+            }
+            *state.index.write().unwrap() = Arc::new(index);
+            let backend = Backend { client, state };
+            let uris = backend.reconfigure();
+            backend.refresh_all(uris);
+        });
     }
 
     fn next_generation(&self) -> u64 {
@@ -464,27 +501,7 @@ impl LanguageServer for Backend {
         // The project index: every Python file of the workspace, read off
         // the path of the first edits; then the open documents are analysed
         // again with it.
-        if let Some(root) = self.state.root.read().unwrap().clone() {
-            let client = self.client.clone();
-            let state = self.state.clone();
-            tokio::spawn(async move {
-                let started = std::time::Instant::now();
-                let Ok(index) = tokio::task::spawn_blocking(move || workspace::scan(&root)).await else { return };
-                tracing::info!(
-                    "project index: {} functions and type aliases declare what they hold ({} bytes), read in {:?}",
-                    index.len(),
-                    index.memory_bytes(),
-                    started.elapsed()
-                );
-                if index.is_empty() {
-                    return;
-                }
-                *state.index.write().unwrap() = Arc::new(index);
-                let backend = Backend { client, state };
-                let uris = backend.reconfigure();
-                backend.refresh_all(uris);
-            });
-        }
+        self.rescan();
         tracing::info!("gpulens {} ready", env!("CARGO_PKG_VERSION"));
     }
 
@@ -498,9 +515,14 @@ impl LanguageServer for Backend {
                 self.reindex(&uri, &text)
             }
         });
-        if changed == Some(true) {
-            let uris = self.reconfigure();
-            self.refresh_all(uris);
+        if let Some((changed, redeclared)) = changed {
+            if changed {
+                let uris = self.reconfigure();
+                self.refresh_all(uris);
+            }
+            if redeclared {
+                self.rescan();
+            }
         }
     }
 

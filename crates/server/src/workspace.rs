@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use gpulens_diagnostics::project::{module_name, Place, ProjectIndex, Summary};
+use gpulens_diagnostics::project::{module_name, Passed, Place, ProjectIndex, Summary};
 
 /// At most this many files are read into the index of a workspace (a
 /// folder of a whole virtual environment or monorepo would otherwise take
@@ -50,30 +50,108 @@ pub fn summarize_bytes(module: &str, bytes: &[u8]) -> Summary {
 
 /// The summary of the file at `path` (module `module`), read from disk.
 pub fn summarize_file(path: &Path, module: &str, buffer: &mut Vec<u8>) -> Option<Summary> {
-    // (Only a regular file: a pipe read here would be empty when checked.)
+    read_file(path, buffer)?;
+    Some(summarize_bytes(module, buffer))
+}
+
+/// Reads the regular file at `path` into `buffer` (a pipe read here would
+/// be empty when checked).
+fn read_file(path: &Path, buffer: &mut Vec<u8>) -> Option<()> {
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return None;
     }
     buffer.clear();
     std::fs::File::open(path).and_then(|mut f| f.read_to_end(buffer)).ok()?;
-    Some(summarize_bytes(module, buffer))
+    Some(())
 }
 
-/// The index of the Python files under `root` (as `gpulens check` finds
-/// them: .gitignore respected), at most [`MAX_FILES`] of them.
-pub fn scan(root: &Path) -> ProjectIndex {
-    let mut buffer = Vec::new();
-    let mut summaries = Vec::new();
-    let walk = ignore::WalkBuilder::new(root).build();
-    for entry in walk.flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())).take(MAX_FILES) {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "py" || e == "pyi") {
-            if let Some(summary) = module_of(path).and_then(|(module, _)| summarize_file(path, &module, &mut buffer)) {
-                summaries.extend(summary);
-            }
-        }
+/// What the file at `path` passes to the other modules' functions, read
+/// from disk with `place` (its place in an index of what they declare).
+pub fn passes_of_file(path: &Path, place: &Place, buffer: &mut Vec<u8>) -> Option<Vec<Passed>> {
+    read_file(path, buffer)?;
+    // (Only a file that imports something can call another module.)
+    memchr::memmem::find(buffer, b"import")?;
+    Some(place.passes(&gpulens_syntax::decode(buffer).ok()?))
+}
+
+/// A module whose functions may have findings, with those whose callers
+/// tell what they work on (see `ProjectIndex::functions_of`).
+type Working = (String, Vec<String>);
+
+/// The index of `files` (each with its module name, where it has one):
+/// what their functions declare, then what each passes to the others'
+/// functions (read with the first). `texts` gives the current text of a
+/// file an editor holds, in place of what is on disk.
+pub fn index_files(files: &[(PathBuf, Option<(String, bool)>)], texts: &(dyn Fn(&Path) -> Option<String> + Sync)) -> ProjectIndex {
+    use rayon::prelude::*;
+    // (Each file's summary, and its module's name where its functions may
+    // have findings: the functions whose callers elsewhere count.)
+    let summaries: Vec<(Summary, Option<Working>)> = files
+        .par_iter()
+        .map_init(Vec::new, |buffer, (path, name)| {
+            let module = &name.as_ref()?.0;
+            let text = match texts(path) {
+                Some(text) => text.into_bytes(),
+                None => {
+                    read_file(path, buffer)?;
+                    std::mem::take(buffer)
+                }
+            };
+            let summary = summarize_bytes(module, &text);
+            let decoded = gpulens_syntax::decode(&text).ok();
+            let working = decoded
+                .filter(|t| gpulens_diagnostics::might_have_findings(t))
+                .map(|t| (module.clone(), ProjectIndex::functions_of(&t)));
+            *buffer = text;
+            Some((summary, working))
+        })
+        .flatten()
+        .collect();
+    let mut modules = Vec::new();
+    let mut index = ProjectIndex::new(summaries.into_iter().flat_map(|(summary, module)| {
+        modules.extend(module);
+        summary
+    }));
+    for (module, functions) in modules {
+        index.add_module(module, functions);
     }
-    ProjectIndex::new(summaries)
+    let declared = Arc::new(index);
+    let passes: Vec<(String, Vec<Passed>)> = files
+        .par_iter()
+        .map_init(Vec::new, |buffer, (path, name)| {
+            let place = place_named(&declared, name.clone())?;
+            let passes = match texts(path) {
+                Some(text) => place.passes(&text),
+                None => passes_of_file(path, &place, buffer)?,
+            };
+            (!passes.is_empty()).then_some((place.module, passes))
+        })
+        .flatten()
+        .collect();
+    let mut index = Arc::try_unwrap(declared).unwrap_or_else(|shared| (*shared).clone());
+    index.set_passes(passes);
+    index
+}
+
+/// The Python files under `root` (as `gpulens check` finds them:
+/// .gitignore respected), at most [`MAX_FILES`] of them, with their module names.
+pub fn python_files(root: &Path) -> Vec<(PathBuf, Option<(String, bool)>)> {
+    let walk = ignore::WalkBuilder::new(root).build();
+    walk.flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter(|e| e.path().extension().is_some_and(|e| e == "py" || e == "pyi"))
+        .take(MAX_FILES)
+        .map(|e| {
+            let name = module_of(e.path());
+            (e.into_path(), name)
+        })
+        .collect()
+}
+
+/// The index of the Python files under `root` (see [`python_files`] and
+/// [`index_files`]).
+pub fn scan(root: &Path, texts: &(dyn Fn(&Path) -> Option<String> + Sync)) -> ProjectIndex {
+    index_files(&python_files(root), texts)
 }
 
 /// Where the file at `path` sits in `index`.

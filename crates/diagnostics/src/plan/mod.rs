@@ -72,7 +72,7 @@ pub fn check_incremental_unless(
     let knowledge = Knowledge::get();
     // (A text that calls a function of the project's index may work on a
     // value from another module, whatever it imports.)
-    if !might_have_findings(text) && cache.place.as_ref().is_none_or(|p| p.imported_names(text).is_empty()) {
+    if !might_have_findings(text) && cache.place.as_ref().is_none_or(|p| !p.reads_index(text)) {
         let place = cache.place.take();
         *cache = Cache { place, ..Cache::default() };
         return Some(Vec::new());

@@ -88,14 +88,15 @@ pub(crate) enum Parse {
 ///
 /// `project`: when the file is checked as part of a project, the names by
 /// which it calls functions the project's index knows (see
-/// [`crate::project::Place::imported_names`]): a definition that calls one
-/// can receive a value from another module, as from a caller or callee in
-/// this one.
+/// [`crate::project::Place::imported_names`]), and its functions that
+/// other modules pass known values to ([`crate::project::Place::receiving`]):
+/// a definition that calls one of the first, or is one of the second, can
+/// receive a value from another module, as from a caller or callee in this one.
 pub(crate) fn parse_what_matters(
     text: &str,
     callers_of: &FxHashSet<String>,
     unread_out: bool,
-    project: Option<&FxHashSet<String>>,
+    project: Option<(&FxHashSet<String>, &[String])>,
 ) -> Option<Parse> {
     let outline = gpulens_syntax::outline::outline(text)?;
     let plain = plain_code(text)?;
@@ -114,9 +115,11 @@ pub(crate) fn parse_what_matters(
     let reach = |i: usize| {
         reach.get_or_init(|| {
             let mut reach = flow_reach(&plain, &outline, flows());
-            if let Some(imported) = project {
+            if let Some((imported, receiving)) = project {
                 for (r, d) in reach.iter_mut().zip(&outline.definitions) {
-                    *r = *r || all_called_names(&plain[d.range.clone()]).iter().any(|c| imported.contains(c));
+                    *r = *r
+                        || (d.classes.is_empty() && receiving.contains(&d.name))
+                        || all_called_names(&plain[d.range.clone()]).iter().any(|c| imported.contains(c));
                 }
             }
             reach

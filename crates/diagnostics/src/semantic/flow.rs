@@ -228,6 +228,21 @@ impl<'t> Module<'t> {
                 }
                 joined = join(joined, value);
             }
+            // A module-level function's callers in the project's other
+            // modules, as the index tells (see `crate::project`).
+            if let Some(place) = &self.place {
+                if self.method_class(function).is_none() && self.enclosing_function(function).is_none() {
+                    let own = self.text_of(function.field("name")?);
+                    for passed in place.index.passed_to(&format!("{}.{own}", place.module)) {
+                        let argument = passed.argument(name, position);
+                        let value = argument.map_or(Value::Unknown, |a| a.value);
+                        if let Some(argument) = argument.filter(|_| evidence.is_none() && value != Value::Unknown) {
+                            evidence = Some(Evidence::Passed { caller: passed.caller.clone(), argument: argument.text.clone() });
+                        }
+                        joined = join(joined, value);
+                    }
+                }
+            }
             Some((joined?, evidence))
         })();
         self.in_flow.set(false);
@@ -235,6 +250,69 @@ impl<'t> Module<'t> {
             Some((value, evidence)) if value != Value::Unknown => (value, evidence),
             _ => (Value::Unknown, None),
         }
+    }
+
+    /// What this module passes to the functions of the project's other
+    /// modules (see [`crate::project::Place::passes`]): each call of one
+    /// outside tests, its arguments read with the caller's own evidence.
+    pub(crate) fn passes_out(&self) -> Vec<crate::project::Passed> {
+        use crate::project::{Argument, Passed};
+        let Some(place) = &self.place else { return Vec::new() };
+        let flow = self.in_flow.replace(true);
+        let mut out = Vec::new();
+        for site in &self.calls {
+            let at = site.node.start_byte();
+            if self.tests.iter().any(|t| t.contains(&at)) {
+                continue;
+            }
+            let Some(callee) = site.node.field("function") else { continue };
+            if !matches!(callee.kind_name(), "identifier" | "attribute") {
+                continue;
+            }
+            let Some(absolute) = self.qualified_name(callee).and_then(|q| place.absolute(&q)) else { continue };
+            let Some((module, _)) = absolute.rsplit_once('.') else { continue };
+            if module == place.module || !place.index.has_module(module) {
+                continue;
+            }
+            let argument = |node: Node<'_>| {
+                let value = self.eval(node, site.scope, 1);
+                let text = if value == Value::Unknown { String::new() } else { shortened(self.text_of(node)) };
+                Argument { value, text }
+            };
+            let mut positional = Vec::new();
+            let mut keywords = Vec::new();
+            match site.node.field("arguments") {
+                Some(args) if args.kind_name() == "argument_list" => {
+                    let mut splat = false;
+                    for a in args.named_children(&mut args.walk()) {
+                        match a.kind_name() {
+                            "comment" | "dictionary_splat" => {}
+                            "keyword_argument" => {
+                                if let (Some(k), Some(v)) = (a.field("name"), a.field("value")) {
+                                    keywords.push((self.text_of(k).to_string(), argument(v)));
+                                }
+                            }
+                            "list_splat" => splat = true,
+                            _ if !splat => positional.push(argument(a)),
+                            _ => {}
+                        }
+                    }
+                }
+                // (A generator expression as the only argument.)
+                Some(_) => positional.push(Argument { value: Value::Unknown, text: String::new() }),
+                None => {}
+            }
+            let mut caller: Vec<&str> = self
+                .ancestors(site.node)
+                .filter(|a| matches!(a.kind_name(), "function_definition" | "class_definition"))
+                .filter_map(|a| a.field("name").map(|n| self.text_of(n)))
+                .collect();
+            caller.push(&place.module);
+            caller.reverse();
+            out.push(Passed { callee: absolute, caller: caller.join("."), positional, keywords });
+        }
+        self.in_flow.set(flow);
+        out
     }
 
     /// The module's own function that `call` calls, if it calls one: by a
@@ -525,4 +603,19 @@ fn estimator_named_in(knowledge: &'static gpulens_knowledge::Knowledge, text: &s
         map
     });
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).find_map(|word| by_short.get(word).copied())
+}
+
+/// At most [`crate::project::ARGUMENT_TEXT`] bytes of an argument's text,
+/// on one line (cut at a character boundary, with `…` where cut).
+fn shortened(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let limit = crate::project::ARGUMENT_TEXT;
+    if one_line.len() <= limit {
+        return one_line;
+    }
+    let mut end = limit;
+    while !one_line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &one_line[..end])
 }
