@@ -1,6 +1,6 @@
 //! The project index of a `gpulens check` run: what each checked file's
-//! module-level functions declare they return, read before any file is
-//! checked (see `gpulens_diagnostics::project`; the language server builds
+//! module-level functions declare they return, then what each file passes to
+//! the others' functions, read before any file is checked (see `gpulens_diagnostics::project`; the language server builds
 //! the same index over its workspace with `gpulens_server::workspace`).
 
 use std::path::PathBuf;

@@ -1,7 +1,9 @@
 //! The workspace's project index (see `gpulens_diagnostics::project`): what
-//! each Python file's module-level functions declare they return, read from
-//! the files under the workspace folder, so that a value another module's
-//! function returns is known where an open document calls it. `gpulens
+//! each Python file's module-level functions declare they return, and what
+//! each file passes to the others' functions, read from the files under the
+//! workspace folder, so that a value another module's function returns is
+//! known where an open document calls it, and a value another module passes
+//! is known in the function it calls. `gpulens
 //! check` builds the same index over the files it checks.
 
 use std::io::Read;

@@ -8,6 +8,9 @@
 //! weaker than an annotation or a docstring, which come first; calls from
 //! tests do not count (their data is small by design).
 //!
+//! A module-level function's callers in the project's other modules count
+//! too: the project index carries what they pass (see `crate::project`).
+//!
 //! Values flow one call away: a caller's argument is read with the caller's
 //! own evidence, a callee's return with the callee's, not with their
 //! callers' or callees' in turn. So a function's findings depend on its own
