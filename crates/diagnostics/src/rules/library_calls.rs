@@ -425,7 +425,8 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
         // Bytes just read from a file (`f.read(n)`, directly or through a
         // name bound to it), wrapped as an array.
         "numpy.frombuffer" | "numpy.ndarray" => {
-            let buffer = if call.name == "numpy.ndarray" { module.keyword(node, "buffer") } else { module.argument(node, "buffer", 0) };
+            // (`np.ndarray(shape, dtype, buffer)`: the third positional argument.)
+            let buffer = if call.name == "numpy.ndarray" { module.argument(node, "buffer", 2) } else { module.argument(node, "buffer", 0) };
             let Some(buffer) = buffer else { return false };
             let buffer = module.assigned_from(buffer, scope).unwrap_or(buffer);
             let read = buffer.kind_name() == "call"
