@@ -244,10 +244,15 @@ fn looks_small(call: &Call<'_, '_>) -> bool {
     {
         return true;
     }
-    call.cx.module.positional(node).into_iter().any(|arg| {
+    // (A transform named among the arguments says the data is small only
+    // where it is the data: the first operand, or either factor of a
+    // product. `affine_transform(image, matrix, offset)` works on the image.)
+    let product = crate::semantic::matmul_operands(node).is_some()
+        || matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner" | "numpy.vdot" | "numpy.tensordot" | "numpy.kron" | "numpy.outer");
+    call.cx.module.positional(node).into_iter().enumerate().any(|(i, arg)| {
         determinant_taken(call, arg)
             || context::small_structure(cx, node, arg)
-            || context::names_a_transform(cx, arg)
+            || ((i == 0 || (product && i == 1)) && context::names_a_transform(cx, arg))
             || context::small_matrix(cx, node, call.site.scope, arg)
     })
 }
