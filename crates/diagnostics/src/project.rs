@@ -166,13 +166,26 @@ impl ProjectIndex {
     /// The module-level functions of `text` with a parameter whose value
     /// its callers tell (see `semantic::flow`), read without a parse: one
     /// that no annotation, docstring entry or number default says a type
-    /// for. (A parameter that has one is read from it, never from callers.)
+    /// for (a parameter that has one is read from it, never from callers),
+    /// in a function that can have a finding at all (one the pre-scan
+    /// keeps when every flow reaches it: a value passed to another names
+    /// nothing a rule starts from).
     pub fn functions_of(text: &str) -> Vec<String> {
         let Some(outline) = gpulens_syntax::outline::outline(text) else { return Vec::new() };
+        // (Of those, the ones that can have a finding whatever value reaches
+        // them: those the pre-scan would keep, reached by every flow.)
+        let relevant: Option<Vec<bool>> = (|| {
+            let plain = crate::prescan::plain_code(text)?;
+            let tests = vec![false; outline.definitions.len()];
+            let (irrelevant, _, _) = crate::prescan::irrelevant_definitions(text, &plain, &outline, &tests, &|_| true, false)?;
+            Some(irrelevant.into_iter().map(|i| !i).collect())
+        })();
         outline
             .definitions
             .iter()
-            .filter(|d| d.classes.is_empty())
+            .enumerate()
+            .filter(|(i, d)| d.classes.is_empty() && relevant.as_ref().is_none_or(|r| r[*i]))
+            .map(|(_, d)| d)
             .filter(|d| {
                 let definition = &text[d.header_start..d.range.end];
                 let Some(def_at) = definition.find("def ") else { return true };
@@ -805,9 +818,10 @@ mod tests {
 
     #[test]
     fn functions_whose_callers_tell() {
-        let text = "import numpy as np\n\ndef plain(x, y=None):\n    pass\n\ndef annotated(x: np.ndarray, n: int = 3):\n    pass\n\n\
+        let text = "import numpy as np\n\ndef plain(x, y=None):\n    return np.fft.fft(x)\n\ndef bookkeeping(x):\n    return x\n\ndef annotated(x: np.ndarray, n: int = 3):\n    pass\n\n\
                     def documented(x, scale=2.5, *args, **kwargs):\n    \"\"\"Scale.\n\n    Parameters\n    ----------\n    x : ndarray\n    \"\"\"\n\n\
                     def nothing():\n    pass\n\ndef half(x: np.ndarray, y, z=lambda a: a):\n    pass\n\nclass C:\n    def method(self, x):\n        pass\n";
+        // (`bookkeeping` names nothing a rule starts from: no value makes a finding there.)
         assert_eq!(ProjectIndex::functions_of(text), ["plain", "half"]);
     }
 
