@@ -425,7 +425,7 @@ impl Place {
 
     /// The names by which `text` reaches the functions of the project's
     /// other modules: each with what it names, a function or (`true`) a module.
-    fn project_names(&self, text: &str) -> Vec<(String, String, bool)> {
+    fn project_names(&self, text: &str, verified: bool) -> Vec<(String, String, bool)> {
         let index = &self.index;
         let is_package_prefix = |m: &str| index.modules.iter().chain(index.by_module.keys()).any(|p| p.len() > m.len() && p.starts_with(m) && p.as_bytes()[m.len()] == b'.');
         let mut out = Vec::new();
@@ -442,7 +442,7 @@ impl Place {
                         let qualified = format!("{module}.{name}");
                         if index.has_module(&qualified) {
                             out.push((alias.to_string(), qualified, true));
-                        } else if module != self.module && index.functions.contains(&qualified) {
+                        } else if module != self.module && if verified { index.functions.contains(&qualified) } else { index.has_module(&module) } {
                             out.push((alias.to_string(), qualified, false));
                         }
                     }
@@ -471,6 +471,25 @@ impl Place {
         out
     }
 
+    /// The functions of the project's other modules that `text` (this
+    /// place's module) may call, qualified: read from the bytes (a
+    /// superset), before the index knows which functions read their callers.
+    pub fn called(&self, text: &str) -> Vec<String> {
+        if self.is_test_module() || (!crate::might_have_findings(text) && self.imported_names(text).is_empty()) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (name, target, module) in self.project_names(text, false) {
+            calls_of_through(text, &name, &target, module, &mut |qualified| {
+                out.push(qualified.to_string());
+                false
+            });
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// What `text` (this place's module) passes to the functions of the
     /// project's other modules: every call of one outside tests, with its
     /// arguments evaluated as the analysis evaluates a caller's (with the
@@ -483,7 +502,7 @@ impl Place {
         if self.is_test_module() || (!crate::might_have_findings(text) && self.imported_names(text).is_empty()) {
             return Vec::new();
         }
-        let names = self.project_names(text);
+        let names = self.project_names(text, true);
         if names.is_empty() {
             return Vec::new();
         }
@@ -564,6 +583,13 @@ fn told_by_callers(param: &str, documented: &[(&str, &str)]) -> bool {
 /// Whether `code` may call `name(…)` or, where `name` is module `target`,
 /// `name.function(…)` of one of `functions` (read from the bytes: a superset).
 fn calls_through(code: &str, name: &str, target: &str, module: bool, functions: &FxHashSet<String>) -> bool {
+    calls_of_through(code, name, target, module, &mut |qualified| !module || functions.contains(qualified))
+}
+
+/// The calls `code` may make through `name` (see [`calls_through`]): each
+/// function's qualified name is handed to `found`, until it answers true.
+/// Returns whether it did.
+fn calls_of_through(code: &str, name: &str, target: &str, module: bool, found: &mut dyn FnMut(&str) -> bool) -> bool {
     let bytes = code.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
@@ -584,11 +610,12 @@ fn calls_through(code: &str, name: &str, target: &str, module: bool, functions: 
                 qualified.push_str(std::str::from_utf8(&tail[..end]).unwrap_or(""));
                 rest = &tail[end..];
             }
-            if rest.len() == after.len() || !functions.contains(&qualified) {
+            if rest.len() == after.len() || rest.trim_ascii_start().first() != Some(&b'(') {
                 return false;
             }
+            return found(&qualified);
         }
-        rest.trim_ascii_start().first() == Some(&b'(')
+        rest.trim_ascii_start().first() == Some(&b'(') && found(target)
     })
 }
 
@@ -864,6 +891,13 @@ mod tests {
                 "pkg.stats.spectrum <- pkg.run: [Unknown ] []",
             ]
         );
+        // Before the index knows which functions read their callers, what the
+        // module may call, read from its bytes.
+        let mut first = ProjectIndex::default();
+        first.add_module("pkg.io".into(), Vec::new());
+        first.add_module("pkg.stats".into(), Vec::new());
+        let early = Place { index: Arc::new(first), module: "pkg.run".into(), package: false };
+        assert_eq!(early.called(text), ["pkg.io.load", "pkg.stats.spectrum", "pkg.stats.summarize"]);
         // A test module passes nothing that counts.
         let tests = Place { index: Arc::new(index.clone()), module: "pkg.tests.test_run".into(), package: false };
         assert!(tests.passes(text).is_empty());

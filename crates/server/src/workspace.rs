@@ -76,46 +76,72 @@ pub fn passes_of_file(path: &Path, place: &Place, buffer: &mut Vec<u8>) -> Optio
     Some(place.passes(&gpulens_syntax::decode(buffer).ok()?))
 }
 
-/// A module whose functions may have findings, with those whose callers
-/// tell what they work on (see `ProjectIndex::functions_of`).
-type Working = (String, Vec<String>);
-
 /// The index of `files` (each with its module name, where it has one):
 /// what their functions declare, then what each passes to the others'
 /// functions (read with the first). `texts` gives the current text of a
 /// file an editor holds, in place of what is on disk.
 pub fn index_files(files: &[(PathBuf, Option<(String, bool)>)], texts: &(dyn Fn(&Path) -> Option<String> + Sync)) -> ProjectIndex {
     use rayon::prelude::*;
-    // (Each file's summary, and its module's name where its functions may
-    // have findings: the functions whose callers elsewhere count.)
-    let summaries: Vec<(Summary, Option<Working>)> = files
+    use std::collections::HashSet as FxHashSet;
+    // What `read` makes of a file's text, as the editor holds it or as it
+    // is on disk (read into `buffer`, not copied).
+    fn with_text<R>(texts: &(dyn Fn(&Path) -> Option<String> + Sync), path: &Path, buffer: &mut Vec<u8>, read: impl FnOnce(&str) -> R) -> Option<R> {
+        match texts(path) {
+            Some(text) => Some(read(&text)),
+            None => {
+                read_file(path, buffer)?;
+                Some(read(&gpulens_syntax::decode(buffer).ok()?))
+            }
+        }
+    }
+    // (Each file's summary, and whether its functions may have findings:
+    // the functions whose callers elsewhere count.)
+    let summaries: Vec<(Summary, Option<String>)> = files
         .par_iter()
         .map_init(Vec::new, |buffer, (path, name)| {
             let module = &name.as_ref()?.0;
-            let text = match texts(path) {
-                Some(text) => text.into_bytes(),
-                None => {
-                    read_file(path, buffer)?;
-                    std::mem::take(buffer)
-                }
-            };
-            let summary = summarize_bytes(module, &text);
-            let decoded = gpulens_syntax::decode(&text).ok();
-            let working = decoded
-                .filter(|t| gpulens_diagnostics::might_have_findings(t))
-                .map(|t| (module.clone(), ProjectIndex::functions_of(&t)));
-            *buffer = text;
-            Some((summary, working))
+            with_text(texts, path, buffer, |text| {
+                let summary = summarize_bytes(module, text.as_bytes());
+                (summary, gpulens_diagnostics::might_have_findings(text).then(|| module.clone()))
+            })
         })
         .flatten()
         .collect();
-    let mut modules = Vec::new();
+    let mut working: FxHashSet<String> = FxHashSet::default();
     let mut index = ProjectIndex::new(summaries.into_iter().flat_map(|(summary, module)| {
-        modules.extend(module);
+        working.extend(module);
         summary
     }));
-    for (module, functions) in modules {
-        index.add_module(module, functions);
+    for module in &working {
+        index.add_module(module.clone(), Vec::new());
+    }
+    // The functions some module may call (read from the bytes), and of
+    // those the ones that read their callers (read from their modules).
+    let first = Arc::new(index);
+    let called: FxHashSet<String> = files
+        .par_iter()
+        .map_init(Vec::new, |buffer, (path, name)| {
+            let place = place_named(&first, name.clone())?;
+            with_text(texts, path, buffer, |text| place.called(text))
+        })
+        .flatten()
+        .flatten()
+        .collect();
+    let targets: FxHashSet<&str> = called.iter().filter_map(|q| q.rsplit_once('.').map(|(m, _)| m)).collect();
+    let functions: Vec<(String, Vec<String>)> = files
+        .par_iter()
+        .filter(|(_, name)| name.as_ref().is_some_and(|(m, _)| targets.contains(m.as_str())))
+        .map_init(Vec::new, |buffer, (path, name)| {
+            let module = name.as_ref()?.0.clone();
+            let read = with_text(texts, path, buffer, ProjectIndex::functions_of)?;
+            let read: Vec<String> = read.into_iter().filter(|f| called.contains(&format!("{module}.{f}"))).collect();
+            Some((module, read))
+        })
+        .flatten()
+        .collect();
+    let mut index = Arc::try_unwrap(first).unwrap_or_else(|shared| (*shared).clone());
+    for (module, read) in functions {
+        index.add_module(module, read);
     }
     let declared = Arc::new(index);
     let passes: Vec<(String, Vec<Passed>)> = files
