@@ -183,12 +183,13 @@ fn the_target_gpu_invalidates() {
 }
 
 /// Every cache file under `dir`.
+/// The findings' cache files under `dir` (not the stored project index).
 fn cache_files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for version in std::fs::read_dir(dir).unwrap() {
         let version = version.unwrap().path();
         if version.is_dir() {
-            found.extend(std::fs::read_dir(&version).unwrap().map(|e| e.unwrap().path()));
+            found.extend(std::fs::read_dir(&version).unwrap().map(|e| e.unwrap().path()).filter(|p| !p.ends_with("project-index")));
         }
     }
     found
@@ -445,4 +446,28 @@ fn a_parameter_is_what_callers_in_other_modules_pass_and_the_cache_follows_it() 
     let second = check(&[], dir.path());
     assert!(!stdout(&second).contains("signal.py"), "{}", stdout(&second));
     assert_same(&second, &check(&["--no-cache"], dir.path()), "after the caller changed");
+}
+
+/// The project index is kept in the cache folder beside the findings, and
+/// read back while the files it was made from hold the same bytes; one
+/// that is damaged is made again, with the same findings.
+#[test]
+fn the_project_index_is_kept_and_a_damaged_one_is_made_again() {
+    let dir = project();
+    let d = dir.path();
+    let fresh = check(&["--format", "json", "src"], d);
+    let stored: Vec<PathBuf> = std::fs::read_dir(d.join(".gpulens_cache"))
+        .unwrap()
+        .map(|v| v.unwrap().path().join("project-index"))
+        .filter(|p| p.is_file())
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let good = std::fs::read(&stored[0]).unwrap();
+    for damage in [Vec::new(), b"not an index".repeat(20), good[..good.len() / 2].to_vec()] {
+        std::fs::write(&stored[0], &damage).unwrap();
+        let run = check(&["--format", "json", "src"], d);
+        assert_same(&run, &fresh, "a damaged index");
+        assert!(!stderr(&run).contains("error") && !stderr(&run).contains("warning"), "{}", stderr(&run));
+        assert_eq!(std::fs::read(&stored[0]).unwrap(), good, "the index made again is the one made before");
+    }
 }

@@ -288,17 +288,7 @@ impl Cache<'_> {
 impl CacheFile {
     fn write(&self, entries: &[(&str, &Entry<'_>)]) -> std::io::Result<()> {
         let dir = self.path.parent().expect("the cache file is in a folder");
-        if !self.folder.is_dir() {
-            std::fs::create_dir_all(&self.folder)?;
-            // Kept out of version control and of backups, like other tools' caches.
-            std::fs::write(self.folder.join(".gitignore"), "# Made by gpulens: everything here can be deleted.\n*\n")?;
-            std::fs::write(
-                self.folder.join("CACHEDIR.TAG"),
-                "Signature: 8a477f597d28d172789f06886806bc55\n\
-                 # This file is a cache directory tag created by gpulens.\n\
-                 # For information about cache directory tags see https://bford.info/cachedir/\n",
-            )?;
-        }
+        make_folder(&self.folder)?;
         std::fs::create_dir_all(dir)?;
         // Streamed to the file (no copy of the body in memory), behind a
         // header whose length and checksum are filled in at the end.
@@ -350,6 +340,72 @@ fn absolute(cwd: &Path, path: &Path) -> PathBuf {
 /// Something that changes whenever the gpulens binary does: its size and
 /// modification time. A release installs a new binary, and so does every
 /// rebuild during development, so results of changed rules are never reused.
+/// Makes the cache folder `folder` if it is not there, kept out of version
+/// control and of backups, like other tools' caches.
+fn make_folder(folder: &Path) -> std::io::Result<()> {
+    if !folder.is_dir() {
+        std::fs::create_dir_all(folder)?;
+        std::fs::write(folder.join(".gitignore"), "# Made by gpulens: everything here can be deleted.\n*\n")?;
+        std::fs::write(
+            folder.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n\
+             # This file is a cache directory tag created by gpulens.\n\
+             # For information about cache directory tags see https://bford.info/cachedir/\n",
+        )?;
+    }
+    Ok(())
+}
+
+/// The project index stored in `folder` for `key` (what the indexed files
+/// hold, see `project::index`), if one was stored for it by this build.
+pub fn load_index(folder: &Path, key: u128) -> Option<gpulens_diagnostics::project::ProjectIndex> {
+    let bytes = std::fs::read(index_path(folder)).ok()?;
+    let (header, body) = bytes.split_at_checked(16 + 8)?;
+    let (stored_key, checksum) = header.split_at(16);
+    if stored_key != index_key(key)?.to_le_bytes() || checksum != xxh3_64(body).to_le_bytes() {
+        return None;
+    }
+    gpulens_diagnostics::project::ProjectIndex::from_stored(postcard::from_bytes(body).ok()?)
+}
+
+/// Stores `index` in `folder` for `key`, replacing the one there (through a
+/// temporary file and a rename). Failing is silent (the index is made again
+/// next time; the findings' cache, written to the same folder, warns).
+pub fn store_index(folder: &Path, key: u128, index: &gpulens_diagnostics::project::ProjectIndex) {
+    let Some(key) = index_key(key) else { return };
+    let Ok(body) = postcard::to_stdvec(&index.stored()) else { return };
+    let path = index_path(folder);
+    let Some(parent) = path.parent() else { return };
+    if make_folder(folder).is_err() || std::fs::create_dir_all(parent).is_err() {
+        return;
+    }
+    let _ = tempfile::NamedTempFile::new_in(parent).and_then(|mut file| {
+        file.write_all(&key.to_le_bytes())?;
+        file.write_all(&xxh3_64(&body).to_le_bytes())?;
+        file.write_all(&body)?;
+        file.persist(&path).map_err(|e| e.error)?;
+        Ok(())
+    });
+}
+
+/// The key of a stored index: what the files hold, this build, and the format.
+fn index_key(files: u128) -> Option<u128> {
+    let mut h = Xxh3::new();
+    h.update(&FORMAT.to_le_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(&build_fingerprint()?.to_le_bytes());
+    h.update(&files.to_le_bytes());
+    Some(h.digest128())
+}
+
+/// Where the stored index is: beside the findings' cache files.
+pub fn index_path(folder: &Path) -> PathBuf {
+    folder.join(env!("CARGO_PKG_VERSION")).join(INDEX_FILE)
+}
+
+/// The name of the stored project index's file.
+pub const INDEX_FILE: &str = "project-index";
+
 fn build_fingerprint() -> Option<u128> {
     let meta = std::env::current_exe().and_then(std::fs::metadata).ok()?;
     let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;

@@ -58,7 +58,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     // What each file's functions declare they return, for the others.
     let started = std::time::Instant::now();
-    let (index, modules) = crate::project::index(&files, &paths);
+    let uses_cache = !(args.no_cache || args.fix || args.diff);
+    let folder = uses_cache.then(|| std::env::current_dir().map(|cwd| cwd.join(cache_dir(&args))).ok()).flatten();
+    let (index, modules) = crate::project::index(&files, &paths, folder.as_deref());
     if std::env::var("GPULENS_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
         eprintln!(
             "gpulens: debug: project index: {} functions and type aliases, {} functions other modules pass known values to, {} bytes, read in {:.0} ms",

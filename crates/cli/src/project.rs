@@ -14,7 +14,11 @@ use rayon::prelude::*;
 /// position in `files`; none where it cannot be told). A file named on the
 /// command line (`gpulens check shop/report.py`, as pre-commit runs it)
 /// brings the other modules of its package into the index too, unchecked.
-pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Option<(String, bool)>>) {
+///
+/// With `cache` (a cache folder), an index made before for files holding
+/// the same bytes under the same module names is read back instead of made
+/// again (made, it is stored there).
+pub fn index(files: &[PathBuf], named: &[PathBuf], cache: Option<&std::path::Path>) -> (Arc<ProjectIndex>, Vec<Option<(String, bool)>>) {
     let names: Vec<Option<(String, bool)>> = files.par_iter().map(|p| module_of(p)).collect();
     // (The files' own names are worked out once, for the index and their places.)
     let mut read: Vec<(PathBuf, Option<(String, bool)>)> = files.iter().cloned().zip(names.iter().cloned()).collect();
@@ -37,7 +41,34 @@ pub fn index(files: &[PathBuf], named: &[PathBuf]) -> (Arc<ProjectIndex>, Vec<Op
             }
         }
     }
-    (Arc::new(index_files(&read, &|_| None)), names)
+    let Some(folder) = cache else { return (Arc::new(index_files(&read, &|_| None)), names) };
+    // What the index is made from: each file's module name and bytes.
+    let digests: Vec<Option<u128>> = read
+        .par_iter()
+        .map(|(path, name)| {
+            let name = name.as_ref()?;
+            let bytes = std::fs::metadata(path).ok().filter(|m| m.is_file()).and_then(|_| std::fs::read(path).ok())?;
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            h.update(name.0.as_bytes());
+            h.update(&[name.1 as u8, 0]);
+            h.update(&xxhash_rust::xxh3::xxh3_128(&bytes).to_le_bytes());
+            Some(h.digest128())
+        })
+        .collect();
+    // (In an order of their own: the walk finds files in any order.)
+    let mut digests: Vec<u128> = digests.into_iter().flatten().collect();
+    digests.sort_unstable();
+    let mut key = xxhash_rust::xxh3::Xxh3::new();
+    for digest in &digests {
+        key.update(&digest.to_le_bytes());
+    }
+    let key = key.digest128();
+    if let Some(index) = crate::cache::load_index(folder, key) {
+        return (Arc::new(index), names);
+    }
+    let index = index_files(&read, &|_| None);
+    crate::cache::store_index(folder, key, &index);
+    (Arc::new(index), names)
 }
 
 /// The outermost folder above `file` that is a package (holds an
