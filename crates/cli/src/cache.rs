@@ -23,6 +23,11 @@
 //! temporary file and a rename, so runs in parallel never see half of one.
 //! Nothing here is ever an error: a cache that cannot be read is rebuilt,
 //! one that cannot be written costs a warning.
+//!
+//! The project index (see `project::index`) is kept beside the findings,
+//! in `DIR/VERSION/project-index`: one per folder, keyed by the indexed
+//! files' module names and bytes and by the build, read back whole while
+//! they are unchanged and made again (all of it) when one changed.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
