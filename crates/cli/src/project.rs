@@ -41,7 +41,7 @@ pub fn index(files: &[PathBuf], named: &[PathBuf], cache: Option<&std::path::Pat
             }
         }
     }
-    let Some(folder) = cache else { return (Arc::new(index_files(&read, &|_| None)), names) };
+    let Some(folder) = cache else { return (Arc::new(index_files(&read, &|_| None, None)), names) };
     // What the index is made from: each file's module name and bytes.
     let digests: Vec<Option<u128>> = read
         .par_iter()
@@ -66,7 +66,7 @@ pub fn index(files: &[PathBuf], named: &[PathBuf], cache: Option<&std::path::Pat
     if let Some(index) = crate::cache::load_index(folder, key) {
         return (Arc::new(index), names);
     }
-    let index = index_files(&read, &|_| None);
+    let index = index_files(&read, &|_| None, None);
     crate::cache::store_index(folder, key, &index);
     (Arc::new(index), names)
 }

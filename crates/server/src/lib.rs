@@ -51,6 +51,11 @@ struct State {
     /// What the workspace's functions declare they return (see `workspace`):
     /// empty until the background scan after `initialized` is done.
     index: RwLock<Arc<gpulens_diagnostics::project::ProjectIndex>>,
+    /// The modules whose callers elsewhere the index was last read for (the
+    /// open documents'); a document of another module opened reads it again.
+    indexed_for: RwLock<std::collections::HashSet<String>>,
+    /// Reads of the project index started: only the latest one's is kept.
+    scans: AtomicU64,
     effective: RwLock<Arc<Effective>>,
     gpu: RwLock<Arc<GpuProfile>>,
     /// What NVML reported, once the background probe has run.
@@ -116,6 +121,8 @@ impl Backend {
                 project_file: RwLock::new(None),
                 root: RwLock::new(None),
                 index: RwLock::new(Arc::default()),
+                indexed_for: RwLock::new(std::collections::HashSet::new()),
+                scans: AtomicU64::new(0),
                 effective: RwLock::new(effective),
                 gpu: RwLock::new(Arc::new(GpuProfile::none())),
                 attached: RwLock::new(None),
@@ -183,9 +190,15 @@ impl Backend {
         let state = self.state.clone();
         let open: std::collections::HashMap<PathBuf, String> =
             self.state.docs.iter().filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.doc.text().to_string()))).collect();
+        // (What other modules pass is read only into the open documents' modules.)
+        let wanted: std::collections::HashSet<String> = open.keys().filter_map(|p| workspace::module_of(p)).map(|(m, _)| m).collect();
+        *self.state.indexed_for.write().unwrap() = wanted.clone();
+        let scan = self.state.scans.fetch_add(1, Ordering::AcqRel) + 1;
         tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let scanned = tokio::task::spawn_blocking(move || workspace::scan(&root, &|path| open.get(path).cloned()));
+            let scanned = tokio::task::spawn_blocking(move || {
+                analysis::index_pool().install(|| workspace::scan(&root, &|path| open.get(path).cloned(), Some(&wanted)))
+            });
             let Ok(index) = scanned.await else { return };
             tracing::info!(
                 "project index: {} functions and type aliases declare what they hold, other modules pass known values to {} functions ({} bytes), read in {:?}",
@@ -194,7 +207,8 @@ impl Backend {
                 index.memory_bytes(),
                 started.elapsed()
             );
-            if index.digest() == state.index.read().unwrap().digest() {
+            // (A later read, for more open documents, supersedes this one.)
+            if state.scans.load(Ordering::Acquire) != scan || index.digest() == state.index.read().unwrap().digest() {
                 return;
             }
             *state.index.write().unwrap() = Arc::new(index);
@@ -558,6 +572,13 @@ impl LanguageServer for Backend {
             // (its re-analysis of the open documents missed this one).
             if !Arc::ptr_eq(&index, &self.state.index.read().unwrap()) {
                 self.reconfigure();
+            }
+            // What other modules pass is read for the open documents'
+            // modules: a document of another one reads it again, off the
+            // path of the edits.
+            let module = item.uri.to_file_path().and_then(|p| workspace::module_of(&p)).map(|(m, _)| m);
+            if module.is_some_and(|m| !self.state.indexed_for.read().unwrap().contains(&m)) {
+                self.rescan();
             }
             self.publish(item.uri).await;
         }

@@ -79,8 +79,14 @@ pub fn passes_of_file(path: &Path, place: &Place, buffer: &mut Vec<u8>) -> Optio
 /// The index of `files` (each with its module name, where it has one):
 /// what their functions declare, then what each passes to the others'
 /// functions (read with the first). `texts` gives the current text of a
-/// file an editor holds, in place of what is on disk.
-pub fn index_files(files: &[(PathBuf, Option<(String, bool)>)], texts: &(dyn Fn(&Path) -> Option<String> + Sync)) -> ProjectIndex {
+/// file an editor holds, in place of what is on disk. With `wanted`, only
+/// what is passed to the functions of those modules is read (the language
+/// server's open documents: the findings of no other module are shown).
+pub fn index_files(
+    files: &[(PathBuf, Option<(String, bool)>)],
+    texts: &(dyn Fn(&Path) -> Option<String> + Sync),
+    wanted: Option<&std::collections::HashSet<String>>,
+) -> ProjectIndex {
     use rayon::prelude::*;
     use std::collections::HashSet as FxHashSet;
     // What `read` makes of a file's text, as the editor holds it or as it
@@ -127,7 +133,11 @@ pub fn index_files(files: &[(PathBuf, Option<(String, bool)>)], texts: &(dyn Fn(
         .flatten()
         .flatten()
         .collect();
-    let targets: FxHashSet<&str> = called.iter().filter_map(|q| q.rsplit_once('.').map(|(m, _)| m)).collect();
+    let targets: FxHashSet<&str> = called
+        .iter()
+        .filter_map(|q| q.rsplit_once('.').map(|(m, _)| m))
+        .filter(|m| wanted.is_none_or(|w| w.contains(*m)))
+        .collect();
     let functions: Vec<(String, Vec<String>)> = files
         .par_iter()
         .filter(|(_, name)| name.as_ref().is_some_and(|(m, _)| targets.contains(m.as_str())))
@@ -178,8 +188,12 @@ pub fn python_files(root: &Path) -> Vec<(PathBuf, Option<(String, bool)>)> {
 
 /// The index of the Python files under `root` (see [`python_files`] and
 /// [`index_files`]).
-pub fn scan(root: &Path, texts: &(dyn Fn(&Path) -> Option<String> + Sync)) -> ProjectIndex {
-    index_files(&python_files(root), texts)
+pub fn scan(
+    root: &Path,
+    texts: &(dyn Fn(&Path) -> Option<String> + Sync),
+    wanted: Option<&std::collections::HashSet<String>>,
+) -> ProjectIndex {
+    index_files(&python_files(root), texts, wanted)
 }
 
 /// Where the file at `path` sits in `index`.
