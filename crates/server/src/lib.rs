@@ -54,8 +54,10 @@ struct State {
     /// The modules whose callers elsewhere the index was last read for (the
     /// open documents'); a document of another module opened reads it again.
     indexed_for: RwLock<std::collections::HashSet<String>>,
-    /// Reads of the project index started: only the latest one's is kept.
-    scans: AtomicU64,
+    /// A read of the project index is under way (see `rescan`).
+    scanning: AtomicBool,
+    /// Another read was asked for while one was under way.
+    rescan_again: AtomicBool,
     effective: RwLock<Arc<Effective>>,
     gpu: RwLock<Arc<GpuProfile>>,
     /// What NVML reported, once the background probe has run.
@@ -122,7 +124,8 @@ impl Backend {
                 root: RwLock::new(None),
                 index: RwLock::new(Arc::default()),
                 indexed_for: RwLock::new(std::collections::HashSet::new()),
-                scans: AtomicU64::new(0),
+                scanning: AtomicBool::new(false),
+                rescan_again: AtomicBool::new(false),
                 effective: RwLock::new(effective),
                 gpu: RwLock::new(Arc::new(GpuProfile::none())),
                 attached: RwLock::new(None),
@@ -185,36 +188,56 @@ impl Backend {
     /// path of the edits (the open documents' texts in place of the files
     /// on disk), then analyses the open documents again with it.
     fn rescan(&self) {
-        let Some(root) = self.state.root.read().unwrap().clone() else { return };
+        if self.state.root.read().unwrap().is_none() {
+            return;
+        }
+        // One read at a time: asked for while one is under way (documents
+        // opened one after another), it is read once more after it, with
+        // the documents open then.
+        self.state.rescan_again.store(true, Ordering::Release);
+        if self.state.scanning.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let client = self.client.clone();
         let state = self.state.clone();
-        let open: std::collections::HashMap<PathBuf, String> =
-            self.state.docs.iter().filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.doc.text().to_string()))).collect();
-        // (What other modules pass is read only into the open documents' modules.)
-        let wanted: std::collections::HashSet<String> = open.keys().filter_map(|p| workspace::module_of(p)).map(|(m, _)| m).collect();
-        *self.state.indexed_for.write().unwrap() = wanted.clone();
-        let scan = self.state.scans.fetch_add(1, Ordering::AcqRel) + 1;
         tokio::spawn(async move {
-            let started = std::time::Instant::now();
-            let scanned = tokio::task::spawn_blocking(move || {
-                analysis::index_pool().install(|| workspace::scan(&root, &|path| open.get(path).cloned(), Some(&wanted)))
-            });
-            let Ok(index) = scanned.await else { return };
-            tracing::info!(
-                "project index: {} functions and type aliases declare what they hold, other modules pass known values to {} functions ({} bytes), read in {:?}",
-                index.len(),
-                index.receiving_len(),
-                index.memory_bytes(),
-                started.elapsed()
-            );
-            // (A later read, for more open documents, supersedes this one.)
-            if state.scans.load(Ordering::Acquire) != scan || index.digest() == state.index.read().unwrap().digest() {
-                return;
+            loop {
+                state.rescan_again.store(false, Ordering::Release);
+                let Some(root) = state.root.read().unwrap().clone() else { break };
+                let open: std::collections::HashMap<PathBuf, String> =
+                    state.docs.iter().filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.doc.text().to_string()))).collect();
+                // (What other modules pass is read only into the open documents' modules.)
+                let wanted: std::collections::HashSet<String> = open.keys().filter_map(|p| workspace::module_of(p)).map(|(m, _)| m).collect();
+                state.indexed_for.write().unwrap().extend(wanted.iter().cloned());
+                let started = std::time::Instant::now();
+                let scanned = tokio::task::spawn_blocking(move || {
+                    analysis::index_pool().install(|| workspace::scan(&root, &|path| open.get(path).cloned(), Some(&wanted)))
+                });
+                let Ok(index) = scanned.await else { break };
+                tracing::info!(
+                    "project index: {} functions and type aliases declare what they hold, other modules pass known values to {} functions ({} bytes), read in {:?}",
+                    index.len(),
+                    index.receiving_len(),
+                    index.memory_bytes(),
+                    started.elapsed()
+                );
+                if index.digest() != state.index.read().unwrap().digest() {
+                    *state.index.write().unwrap() = Arc::new(index);
+                    let backend = Backend { client: client.clone(), state: state.clone() };
+                    let uris = backend.reconfigure();
+                    backend.refresh_all(uris);
+                }
+                if state.rescan_again.load(Ordering::Acquire) {
+                    continue;
+                }
+                state.scanning.store(false, Ordering::Release);
+                // (Asked for between the check and the release: read again,
+                // unless that request started its own read.)
+                if !state.rescan_again.load(Ordering::Acquire) || state.scanning.swap(true, Ordering::AcqRel) {
+                    return;
+                }
             }
-            *state.index.write().unwrap() = Arc::new(index);
-            let backend = Backend { client, state };
-            let uris = backend.reconfigure();
-            backend.refresh_all(uris);
+            state.scanning.store(false, Ordering::Release);
         });
     }
 
