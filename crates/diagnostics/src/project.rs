@@ -476,6 +476,36 @@ impl Place {
         (!base.is_empty()).then(|| base.join("."))
     }
 
+    /// The names `text`'s import statements bind (see [`Imported`]), with
+    /// relative modules made absolute.
+    fn imports(&self, text: &str) -> Vec<Imported> {
+        let mut out = Vec::new();
+        for statement in import_statements(text) {
+            let words: Vec<&str> = statement.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')').filter(|w| !w.is_empty()).collect();
+            let (from, names) = match words.as_slice() {
+                ["from", module, "import", names @ ..] => match self.absolute(module) {
+                    Some(module) => (Some(module), names),
+                    None => continue,
+                },
+                ["import", names @ ..] => (None, names),
+                _ => continue,
+            };
+            let mut i = 0;
+            while i < names.len() {
+                let name = names[i];
+                let alias = (names.get(i + 1) == Some(&"as")).then(|| names.get(i + 2).copied().unwrap_or(name));
+                i += if alias.is_some() { 3 } else { 1 };
+                let (target, bound) = match &from {
+                    Some(module) => (format!("{module}.{name}"), alias.unwrap_or(name)),
+                    // (`import pkg.io` binds `pkg`.)
+                    None => (name.to_string(), alias.unwrap_or_else(|| name.split('.').next().unwrap_or(name))),
+                };
+                out.push(Imported { alias: bound.to_string(), target, from: from.clone(), aliased: alias.is_some() });
+            }
+        }
+        out
+    }
+
     /// The names by which `text` calls the index's functions: those it
     /// imports from the project (`from .utils import load`, `from pkg.io
     /// import load as read`), and the functions of the project modules it
@@ -489,26 +519,14 @@ impl Place {
         let add_module = |module: &str, out: &mut FxHashSet<String>| {
             out.extend(self.index.by_module.get(module).into_iter().flatten().cloned());
         };
-        for statement in import_statements(text) {
-            let words: Vec<&str> = statement.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')').filter(|w| !w.is_empty()).collect();
-            match words.as_slice() {
-                ["from", module, "import", names @ ..] => {
-                    let Some(module) = self.absolute(module) else { continue };
-                    let mut i = 0;
-                    while i < names.len() {
-                        let name = names[i];
-                        let alias = if names.get(i + 1) == Some(&"as") { names.get(i + 2).copied().unwrap_or(name) } else { name };
-                        i += if names.get(i + 1) == Some(&"as") { 3 } else { 1 };
-                        let qualified = format!("{module}.{name}");
-                        if self.index.returns.contains_key(&qualified) {
-                            out.insert(alias.to_string());
-                        } else {
-                            add_module(&qualified, &mut out);
-                        }
-                    }
+        for import in self.imports(text) {
+            match import.from {
+                Some(_) if self.index.returns.contains_key(&import.target) => {
+                    out.insert(import.alias);
                 }
-                ["import", module, "as", _alias, ..] => add_module(module, &mut out),
-                _ => {}
+                Some(_) => add_module(&import.target, &mut out),
+                None if import.aliased => add_module(&import.target, &mut out),
+                None => {}
             }
         }
         out
@@ -541,41 +559,23 @@ impl Place {
         let index = &self.index;
         let is_package_prefix = |m: &str| index.modules.iter().chain(index.by_module.keys()).any(|p| p.len() > m.len() && p.starts_with(m) && p.as_bytes()[m.len()] == b'.');
         let mut out = Vec::new();
-        for statement in import_statements(text) {
-            let words: Vec<&str> = statement.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')').filter(|w| !w.is_empty()).collect();
-            match words.as_slice() {
-                ["from", module, "import", names @ ..] => {
-                    let Some(module) = self.absolute(module) else { continue };
-                    let mut i = 0;
-                    while i < names.len() {
-                        let name = names[i];
-                        let alias = if names.get(i + 1) == Some(&"as") { names.get(i + 2).copied().unwrap_or(name) } else { name };
-                        i += if names.get(i + 1) == Some(&"as") { 3 } else { 1 };
-                        let qualified = format!("{module}.{name}");
-                        if index.has_module(&qualified) {
-                            out.push((alias.to_string(), qualified, true));
-                        } else if module != self.module && if verified { index.functions.contains(&qualified) } else { index.has_module(&module) } {
-                            out.push((alias.to_string(), qualified, false));
-                        }
+        for import in self.imports(text) {
+            match &import.from {
+                Some(module) => {
+                    if index.has_module(&import.target) {
+                        out.push((import.alias, import.target, true));
+                    } else if *module != self.module
+                        && if verified { index.functions.contains(&import.target) } else { index.has_module(module) }
+                    {
+                        out.push((import.alias, import.target, false));
                     }
                 }
-                ["import", rest @ ..] => {
-                    let mut i = 0;
-                    while i < rest.len() {
-                        let module = rest[i];
-                        let alias = if rest.get(i + 1) == Some(&"as") { rest.get(i + 2).copied() } else { None };
-                        i += if alias.is_some() { 3 } else { 1 };
-                        if index.has_module(module) || is_package_prefix(module) {
-                            // (`import pkg.io` binds `pkg`: its calls read `pkg.io.f(`.)
-                            let (alias, target) = match alias {
-                                Some(alias) => (alias, module),
-                                None => (module.split('.').next().unwrap_or(module), module.split('.').next().unwrap_or(module)),
-                            };
-                            out.push((alias.to_string(), target.to_string(), true));
-                        }
-                    }
+                None if index.has_module(&import.target) || is_package_prefix(&import.target) => {
+                    // (`import pkg.io` binds `pkg`: its calls read `pkg.io.f(`.)
+                    let target = if import.aliased { import.target } else { import.alias.clone() };
+                    out.push((import.alias, target, true));
                 }
-                _ => {}
+                None => {}
             }
         }
         out.sort();
@@ -756,6 +756,18 @@ pub fn module_name(parts: &[&str], is_package: &dyn Fn(usize) -> bool) -> Option
 
 fn is_identifier(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// One name an import statement binds: `from m import f as g` binds `g`
+/// to `m.f` (from `m`); `import m.n as a` binds `a` to `m.n`; `import m.n`
+/// binds `m`, and its target is `m.n` as written.
+struct Imported {
+    alias: String,
+    target: String,
+    /// The module of a `from … import`, absolute.
+    from: Option<String>,
+    /// Written with `as`.
+    aliased: bool,
 }
 
 /// The import statements of `text` that start a line (`from a import (b,
