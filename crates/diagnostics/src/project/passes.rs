@@ -114,7 +114,8 @@ impl ProjectIndex {
             calls.iter().any(|c| c.positional.iter().chain(c.keywords.iter().map(|(_, a)| a)).any(|a| a.value != Value::Unknown))
         });
         for calls in self.incoming.values_mut() {
-            calls.sort_by(|a, b| (&a.caller, format!("{a:?}")).cmp(&(&b.caller, format!("{b:?}"))));
+            // (In an order of their own: the first that tells is the evidence named.)
+            calls.sort_by_cached_key(|c| format!("{c:?}"));
         }
         self.receiving.clear();
         for callee in self.incoming.keys() {
