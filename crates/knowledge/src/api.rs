@@ -65,6 +65,11 @@ pub struct SizeSpec {
     /// with an array of means it draws one per mean).
     #[serde(default)]
     pub absent: Option<u64>,
+    /// The argument is the side of a square matrix (`numpy.eye(3)`: nine
+    /// elements). With a second positional argument (`numpy.eye(3, 5)`, a
+    /// rectangle) the count is not read.
+    #[serde(default)]
+    pub square: bool,
 }
 
 /// A documented condition under which the GPU library runs a call on the CPU.

@@ -39,23 +39,18 @@ fn names_around<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Vec<&'t str> {
 }
 
 /// The call sits in geometry code: a function or class named for rotations,
-/// quaternions, Euler angles, affine maps or homographies, or a class that
-/// is a transform (`ProjectiveTransform`; `Transformer`s are scikit-learn's
-/// data transforms). A function is not geometry for being named
-/// "transform…": data is transformed as often as space (`transform_counts`
-/// as often as `transform_points`).
+/// quaternions, Euler angles, affine maps or homographies, words that name
+/// matrices of 2×2 to 4×4 and nothing else. A function or class is not
+/// geometry for being named "transform…": data is transformed as often as
+/// space (`transform_counts` as often as `transform_points`, a
+/// `ProjectiveTransform` as often as a `FunctionTransformer`), and what it
+/// works on has to say how big it is.
 pub(crate) fn in_geometry<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> bool {
-    let module = cx.module;
-    let in_transform_class = module.ancestors(node).any(|n| {
-        n.kind_name() == "class_definition"
-            && n.field("name").map(|c| module.text_of(c)).is_some_and(|c| c.ends_with("Transform") && !c.contains("Transformer"))
-    });
-    in_transform_class
-        || names_around(cx, node).iter().any(|name| {
-            let lower = name.to_ascii_lowercase();
-            // Whole words or their starts (`quat` in `quat_mul`, `Quaternion`; not in `equations`).
-            words(name).iter().any(|word| GEOMETRY.iter().any(|w| word.starts_with(w))) || lower.contains("angle_axis")
-        })
+    names_around(cx, node).iter().any(|name| {
+        let lower = name.to_ascii_lowercase();
+        // Whole words or their starts (`quat` in `quat_mul`, `Quaternion`; not in `equations`).
+        words(name).iter().any(|word| GEOMETRY.iter().any(|w| word.starts_with(w))) || lower.contains("angle_axis")
+    })
 }
 
 /// The words of an identifier, lower-cased: split at underscores and at
@@ -77,13 +72,12 @@ fn words(name: &str) -> Vec<String> {
     out
 }
 
-/// Names geometry code gives its small matrices: `trans`, `affine`, `rot`, `quat`, ….
-const GEOMETRY_OPERANDS: &[&str] = &[
-    "trans", "transform", "transformation", "translation", "affine", "rotation", "rot", "quat", "quaternion",
-    "homography", "pose",
-];
+/// Names geometry code gives its small matrices: `affine`, `rot`, `quat`, ….
+/// (Not `trans` or `transform`: transactions and fitted data transforms
+/// are called so too.)
+const GEOMETRY_OPERANDS: &[&str] = &["translation", "affine", "rotation", "rot", "quat", "quaternion", "homography", "pose"];
 
-/// `expr` names a geometric transform (`trans["trans"]`, `self.affine`, `rot`).
+/// `expr` names a geometric object (`self.affine`, `rot`, `quat`).
 pub(crate) fn names_a_transform(cx: &Context<'_, '_>, expr: Node<'_>) -> bool {
     let text = cx.module.text_of(expr).to_ascii_lowercase();
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -224,7 +218,19 @@ fn small_structure_named<'t>(cx: &Context<'_, 't>, node: Node<'t>, operand: &str
         if target != operand && !results.contains(&target) {
             continue;
         }
-        if let Some(literal) = literal_index(&module.text[index.clone()]) {
+        let index_text = &module.text[index.clone()];
+        // `m[:3, :3]` and `m[:3, 3]`: blocks of a few rows and columns, two
+        // of them (one alone may be a glimpse of a large array).
+        if let Some(block) = literal_block(index_text) {
+            if !picked.iter().any(|(t, l)| *t == target && *l == block) {
+                picked.push((target, block));
+            }
+            if picked.iter().filter(|(t, l)| *t == target && l.contains(':')).count() >= 2 {
+                return true;
+            }
+            continue;
+        }
+        if let Some(literal) = literal_index(index_text) {
             if literal.contains(',') {
                 return true; // `m[0, 1]`: one element of a matrix
             }
@@ -254,6 +260,17 @@ fn literal_index(index: &str) -> Option<&str> {
     let parts: Vec<&str> = index.split(',').map(str::trim).collect();
     let small = |p: &str| p.len() == 1 && p.as_bytes()[0].is_ascii_digit();
     (parts.iter().all(|p| small(p)) && parts.len() <= 3).then_some(index)
+}
+
+/// The subscript's index when it takes a block of a matrix by one-digit
+/// numbers, a slice among them (`:3, :3`, `0:3, 3`), as written.
+fn literal_block(index: &str) -> Option<&str> {
+    let parts: Vec<&str> = index.split(',').map(str::trim).collect();
+    let digit = |p: &str| p.len() == 1 && p.as_bytes()[0].is_ascii_digit();
+    let bound = |p: &str| {
+        digit(p) || p.split_once(':').is_some_and(|(start, stop)| (start.is_empty() || digit(start.trim())) && digit(stop.trim()))
+    };
+    (parts.len() >= 2 && parts.len() <= 3 && parts.iter().all(|p| bound(p)) && parts.iter().any(|p| p.contains(':'))).then_some(index)
 }
 
 /// `x.shape == (3, 3)`, `x.shape != (4,)`, `len(x) == 3`, `x.shape[-1] == 2`:
@@ -503,7 +520,9 @@ const TO_PYTHON: &[&str] = &["list", "sorted", "set", "tuple", "enumerate", "Cou
 /// deciding a branch says the same (see [`decides_a_branch`]).
 pub(crate) fn result_to_python<'t>(cx: &Context<'_, 't>, call: Node<'t>, same_size: bool) -> bool {
     let module = cx.module;
-    let consumed_by_python = |module: &Module<'t>, n: Node<'t>| consumed_by_python(module, n) || (same_size && decides_a_branch(module, n));
+    let consumed_by_python = |module: &Module<'t>, n: Node<'t>| {
+        consumed_by_python(module, n) || (same_size && (decides_a_branch(module, n) || beside_a_number(module, n)))
+    };
     if consumed_by_python(module, call) {
         return true;
     }
@@ -526,6 +545,21 @@ fn later_uses<'a>(module: &crate::Module<'_>, function: Node<'a>, name: &str, ca
         .cloned()
         .collect();
     at.into_iter().filter_map(move |r| function.descendant_for_byte_range(r.start, r.end).filter(|n| n.kind_name() == "identifier"))
+}
+
+/// `expr` is an element of a list or tuple that also holds a number written
+/// out (`np.diag([c, c, c, 1.0])`, `(x, 0)`): beside a number, an element is
+/// one number too (NumPy refuses a ragged array; nothing else is written so).
+fn beside_a_number<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {
+    let Some(parent) = module.parent(expr).filter(|p| matches!(p.kind_name(), "list" | "tuple")) else { return false };
+    let number = |n: Node<'_>| match n.kind_name() {
+        "integer" | "float" => true,
+        "unary_operator" => n.field("argument").is_some_and(|a| matches!(a.kind_name(), "integer" | "float")),
+        _ => false,
+    };
+    let mut cursor = parent.walk();
+    let found = parent.named_children(&mut cursor).any(|c| c.id() != expr.id() && number(c));
+    found
 }
 
 fn consumed_by_python<'t>(module: &Module<'t>, expr: Node<'t>) -> bool {

@@ -451,12 +451,22 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
     if module.keyword(node, "axis").is_some() || call.api.reduction {
         return false;
     }
-    let Some(parent) = module.parent(node).filter(|p| p.kind_name() == "assignment" && p.field("right") == Some(node)) else {
-        return false;
+    // The call, alone or in arithmetic (`m[:3, :3] += np.outer(d, d) * (1 - c)`),
+    // is what the assignment writes.
+    let mut current = node;
+    let parent = loop {
+        let Some(parent) = module.parent(current) else { return false };
+        match parent.kind_name() {
+            "parenthesized_expression" | "binary_operator" | "unary_operator" => current = parent,
+            "assignment" | "augmented_assignment" if parent.field("right") == Some(current) => break parent,
+            _ => return false,
+        }
     };
     let Some(target) = parent.field("left").filter(|l| l.kind_name() == "subscript") else { return false };
     let Some(array) = target.field("value") else { return false };
-    matches!(module.value(array, call.site.scope), Value::Array(Some(_)) if call.is_small(module.value(array, call.site.scope)))
+    // The block written (`m[:3, :3]`: nine elements), else the whole array.
+    let small = |v: Value| matches!(v, Value::Array(Some(_))) && call.is_small(v);
+    small(module.value(target, call.site.scope)) || small(module.value(array, call.site.scope))
 }
 
 /// `value`: what [`candidate`] said of the call.

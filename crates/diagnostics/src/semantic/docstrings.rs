@@ -212,7 +212,7 @@ pub(crate) fn type_text_value(ty: &str) -> super::Value {
         match last {
             "dataframe" | "series" if !qualified || matches!(library, "pd" | "pandas") => return Value::Frame(None),
             "ndarray" | "array-like" | "array_like" | "arraylike" | "array" if !qualified || matches!(library, "np" | "numpy") => {
-                return Value::Array(None);
+                return Value::Array(written_size(&lower));
             }
             "graph" | "digraph" | "multigraph" | "multidigraph" if !qualified || matches!(library, "nx" | "networkx") => {
                 return Value::Graph(None);
@@ -221,6 +221,22 @@ pub(crate) fn type_text_value(ty: &str) -> super::Value {
         }
     }
     Value::Unknown
+}
+
+/// The most elements an array's documented type allows when every shape it
+/// gives is written in numbers (`ndarray of shape (4, 4)`, `(3,) array`):
+/// a stated size, as a literal in the code is.
+fn written_size(lower: &str) -> Option<u64> {
+    let shapes = documented_shapes(lower);
+    let mut most: Option<u64> = None;
+    for dims in &shapes {
+        let mut product: u64 = 1;
+        for d in dims {
+            product = product.saturating_mul(d.parse::<u64>().ok()?);
+        }
+        most = Some(most.map_or(product, |m| m.max(product)));
+    }
+    most
 }
 
 /// What a docstring says about the parameter `name`: its line (`name : type`,

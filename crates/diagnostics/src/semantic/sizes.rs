@@ -241,6 +241,15 @@ impl<'t> Module<'t> {
                 _ => self.eval(arg, scope, depth).elements(),
             };
         }
+        if spec.square {
+            if positional.len() > 1 {
+                return None;
+            }
+            return match self.eval(arg, scope, depth) {
+                Value::Int(n) => Some(n.saturating_mul(n)),
+                _ => None,
+            };
+        }
         self.shape_size(arg, scope, depth)
     }
 
@@ -290,7 +299,7 @@ pub(super) fn reshape_spec(call: Node<'_>) -> SizeSpec {
         let count = args.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).count();
         count
     });
-    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false, absent: None }
+    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false, absent: None, square: false }
 }
 pub(super) fn element_count(node: Node<'_>) -> Option<u64> {
     let mut total = 1u64;

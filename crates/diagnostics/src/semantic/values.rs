@@ -243,6 +243,16 @@ impl<'t> Module<'t> {
                         return if index.kind_name() == "slice" { Value::Array(Some(64)) } else { Value::Scalar };
                     }
                 }
+                // `m[:3, :3]`, `m[:3, 3]`: a block whose every bound is
+                // written out holds that many elements at most, whatever
+                // `m` holds.
+                if let Some(n) = self.bounded_selection(expr, scope, depth) {
+                    match self.eval(object, scope, depth) {
+                        Value::Array(_) | Value::Unknown => return Value::Array(Some(n)),
+                        Value::Device(_) => return Value::Device(Some(n)),
+                        _ => {}
+                    }
+                }
                 match self.eval(object, scope, depth) {
                     Value::Array(n) => {
                         let mut cursor = expr.walk();
@@ -283,6 +293,41 @@ impl<'t> Module<'t> {
             "call" => self.eval_call(expr, scope, depth),
             _ => Value::Unknown,
         }
+    }
+
+    /// How many elements `subscript` selects when each of its indices is a
+    /// number or a slice with both bounds written as numbers (`m[:3, :3]`:
+    /// 9, `m[1:4, 0]`: 3). One index bounds every dimension only of an array
+    /// known to have one (`point[:3]` of a matrix is three rows).
+    fn bounded_selection(&self, subscript: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        let mut cursor = subscript.walk();
+        let indices: Vec<Node<'_>> = subscript.children_by_field_name("subscript", &mut cursor).collect();
+        let object = subscript.field("value")?;
+        if indices.is_empty() || (indices.len() == 1 && !self.one_dimensional_at(object, scope, depth)) {
+            return None;
+        }
+        let mut product: u64 = 1;
+        let mut sliced = false;
+        for index in &indices {
+            let count = match index.kind_name() {
+                "integer" => 1,
+                "slice" => {
+                    let text: String = self.text_of(*index).split_whitespace().collect();
+                    let parts: Vec<&str> = text.split(':').collect();
+                    let bound = |t: &str| if t.is_empty() { Some(0) } else { super::sizes::parse_int(t) };
+                    let (start, stop) = (bound(parts[0])?, parts.get(1).filter(|t| !t.is_empty()).and_then(|t| super::sizes::parse_int(t))?);
+                    let step = match parts.get(2) {
+                        None | Some(&"") => 1,
+                        Some(t) => super::sizes::parse_int(t).filter(|s| *s > 0)?,
+                    };
+                    sliced = true;
+                    stop.saturating_sub(start).div_ceil(step)
+                }
+                _ => return None,
+            };
+            product = product.saturating_mul(count);
+        }
+        sliced.then_some(product)
     }
 
     /// `index` selects several elements: the index arrays a NumPy function
