@@ -220,6 +220,9 @@ fn check_file(path: &Path, bytes: &mut Vec<u8>, run: Run<'_, '_>, place: Option<
     bytes.clear();
     std::fs::File::open(path).and_then(|mut f| f.read_to_end(bytes)).map_err(|e| problem(e.to_string()))?;
     let bytes = bytes.as_slice();
+    if is_notebook(path) {
+        return check_notebook(path, bytes, run, shown);
+    }
     let settings = resolver.settings_for(path);
     let lookup = cache.map(|c| c.lookup(path, bytes, &settings));
     if let Some(known) = cache.zip(lookup.as_ref()).and_then(|(c, l)| c.get(l, needs.fixes)) {
@@ -263,6 +266,55 @@ fn check_file(path: &Path, bytes: &mut Vec<u8>, run: Run<'_, '_>, place: Option<
         (l.path, Analysed(entry))
     });
     let report = FileReport { path: shown, findings: report::locate(records, &text, needs), fixed, diff };
+    Ok(Checked { report, cached })
+}
+
+/// A Jupyter notebook, by its name.
+pub fn is_notebook(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "ipynb")
+}
+
+/// Checks a notebook: its Python cells in order, as one module (not one
+/// other modules import: it has no place in the project index).
+fn check_notebook(path: &Path, bytes: &[u8], run: Run<'_, '_>, shown: String) -> Result<Checked, Problem> {
+    let Run { resolver, gpu, args, cache, needs } = run;
+    let problem = |message: String| Problem { path: shown.clone(), message };
+    let mut notebook = gpulens_syntax::notebook::Notebook::read(bytes).map_err(problem)?;
+    let settings = gpulens_diagnostics::Settings { notebook: true, ..(*resolver.settings_for(path)).clone() };
+    let lookup = cache.map(|c| c.lookup(path, bytes, &settings));
+    if let Some(known) = cache.zip(lookup.as_ref()).and_then(|(c, l)| c.get(l, needs.fixes)) {
+        let report = FileReport { path: shown, findings: report::locate_in_notebook(known, &notebook, needs), fixed: None, diff: None };
+        return Ok(Checked { report, cached: lookup.map(|l| (l.path, Reused)) });
+    }
+    let candidate = gpulens_diagnostics::might_have_findings(&notebook.python);
+    let (mut fixed, mut diff) = (None, None);
+    if candidate && (args.fix || args.diff) {
+        let unsafe_fixes = args.unsafe_fixes || !args.fix;
+        let result = gpulens_diagnostics::fix_all(&notebook.python, &settings, gpu, unsafe_fixes);
+        if result.refused > 0 {
+            eprintln!("gpulens: warning: {shown}: a fix would have added a syntax error; it was not applied (please report this)");
+        }
+        if result.applied > 0 && result.text != notebook.python {
+            // (A notebook is UTF-8 JSON: `read` refused anything else.)
+            let file = std::str::from_utf8(bytes).map_err(|e| problem(e.to_string()))?;
+            let written = crate::notebook::write_back(file, &notebook, &result.text).map_err(problem)?;
+            if !args.diff {
+                write_fixed(path, bytes, &written).map_err(problem)?;
+            }
+            fixed = Some(result.applied);
+            notebook = gpulens_syntax::notebook::Notebook::read(written.as_bytes()).map_err(problem)?;
+            if args.diff {
+                diff = Some((file.to_string(), written));
+            }
+        }
+    }
+    let (records, fixes) =
+        if candidate { analyse(&notebook.python, &settings, gpu, needs.fixes || cache.is_some(), None) } else { (Vec::new(), true) };
+    let cached = lookup.filter(|_| fixed.is_none()).map(|l| {
+        let entry = Cache::entry(&l, &records, fixes);
+        (l.path, Analysed(entry))
+    });
+    let report = FileReport { path: shown, findings: report::locate_in_notebook(records, &notebook, needs), fixed, diff };
     Ok(Checked { report, cached })
 }
 
@@ -340,7 +392,7 @@ fn discover(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
                 match entry {
                     Ok(entry) => {
                         let is_file = entry.file_type().is_some_and(|t| t.is_file());
-                        if is_file && entry.path().extension().is_some_and(|e| e == "py") {
+                        if is_file && entry.path().extension().is_some_and(|e| e == "py" || e == "ipynb") {
                             found.lock().unwrap().push(entry.into_path());
                         }
                     }

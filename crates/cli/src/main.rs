@@ -5,6 +5,7 @@
 mod cache;
 mod check;
 mod config;
+mod notebook;
 mod output;
 mod project;
 mod report;

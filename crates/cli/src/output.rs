@@ -29,7 +29,10 @@ pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io:
 
 fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown) -> io::Result<()> {
     let ((line, col), r) = (f.start, &f.record);
-    writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?;
+    match f.cell {
+        Some(cell) => writeln!(out, "{}:cell {cell}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?,
+        None => writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?,
+    }
     let Some(s) = &f.snippet else { return writeln!(out) };
     let gutter = line.to_string().len();
     let (before, after) = (if s.cut_before { "…" } else { "" }, if s.cut_after { "…" } else { "" });
@@ -46,8 +49,12 @@ fn fix_json(f: &Shown) -> Value {
         Some(fix) => json!({
             "applicability": fix.applicability,
             "message": fix.message,
-            "edits": fix.edits.iter().zip(&f.edits).map(|(e, ((l1, c1), (l2, c2)))| {
-                json!({"line": l1, "column": c1, "end_line": l2, "end_column": c2, "text": e.text})
+            "edits": fix.edits.iter().zip(&f.edits).enumerate().map(|(i, (e, ((l1, c1), (l2, c2))))| {
+                let mut edit = json!({"line": l1, "column": c1, "end_line": l2, "end_column": c2, "text": e.text});
+                if let Some(cell) = f.edit_cells.get(i) {
+                    edit["cell"] = json!(cell);
+                }
+                edit
             }).collect::<Vec<_>>(),
         }),
     }
@@ -82,11 +89,16 @@ pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> i
 
 fn finding_json(r: &FileReport, f: &Shown) -> Value {
     let ((line, column), (end_line, end_column)) = (f.start, f.end);
-    json!({
+    let mut out = json!({
         "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
         "code": f.record.code, "library": f.record.library, "severity": f.record.severity, "message": f.record.message,
         "fix": fix_json(f),
-    })
+    });
+    // In a notebook, the lines and columns are the cell's.
+    if let Some(cell) = f.cell {
+        out["cell"] = json!(cell);
+    }
+    out
 }
 
 /// A rule as `gpulens rules --json` prints it.
@@ -186,6 +198,11 @@ pub fn sarif(out: &mut impl Write, reports: &[FileReport], problems: &[Problem])
 
 fn sarif_result(r: &FileReport, f: &Shown) -> Value {
     let ((line, column), (end_line, end_column)) = (f.start, f.end);
+    let mut region = json!({"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column});
+    // In a notebook, the region is in a cell (SARIF has no field for it).
+    if let Some(cell) = f.cell {
+        region["properties"] = json!({"cell": cell});
+    }
     let f = &f.record;
     let index = f.code as usize;
     let level = sarif_level(f.severity);
@@ -197,7 +214,7 @@ fn sarif_result(r: &FileReport, f: &Shown) -> Value {
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": uri(&r.path)},
-                "region": {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column},
+                "region": region,
             }
         }],
         "properties": {"library": f.library},

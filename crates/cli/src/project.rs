@@ -19,7 +19,9 @@ use rayon::prelude::*;
 /// the same bytes under the same module names is read back instead of made
 /// again (made, it is stored there).
 pub fn index(files: &[PathBuf], named: &[PathBuf], cache: Option<&std::path::Path>) -> (Arc<ProjectIndex>, Vec<Option<(String, bool)>>) {
-    let names: Vec<Option<(String, bool)>> = files.par_iter().map(|p| module_of(p)).collect();
+    // (A notebook is no module: nothing imports it.)
+    let names: Vec<Option<(String, bool)>> =
+        files.par_iter().map(|p| if crate::check::is_notebook(p) { None } else { module_of(p) }).collect();
     // (The files' own names are worked out once, for the index and their places.)
     let mut read: Vec<(PathBuf, Option<(String, bool)>)> = files.iter().cloned().zip(names.iter().cloned()).collect();
     let mut roots: Vec<PathBuf> = named.iter().filter(|p| p.is_file()).filter_map(|p| package_root(p)).collect();

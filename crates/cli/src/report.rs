@@ -36,6 +36,10 @@ pub struct Shown {
     pub edits: Vec<((usize, usize), (usize, usize))>,
     /// The source line for text output.
     pub snippet: Option<Snippet>,
+    /// In a notebook: the cell (1-based, every cell counted, as editors
+    /// number them) that `start` and `end` are relative to, and each edit's.
+    pub cell: Option<usize>,
+    pub edit_cells: Vec<usize>,
 }
 
 /// The source line under a finding, as text output shows it.
@@ -79,9 +83,33 @@ pub fn locate(records: Vec<Finding>, text: &str, needs: Needs) -> Vec<Shown> {
                 record.fix = None;
             }
             let snippet = needs.snippets.then(|| snippet(text, &index, &record, start.0, end.0));
-            Shown { record, start, end, edits, snippet }
+            Shown { record, start, end, edits, snippet, cell: None, edit_cells: Vec::new() }
         })
         .collect()
+}
+
+/// Places `records`, found in a notebook's joined Python, in its cells:
+/// each line and column relative to the cell it falls in.
+pub fn locate_in_notebook(records: Vec<Finding>, notebook: &gpulens_syntax::notebook::Notebook, needs: Needs) -> Vec<Shown> {
+    let mut shown = locate(records, &notebook.original, needs);
+    let in_cell = |(line, column): (usize, usize)| {
+        let (cell, line) = notebook.cell_line(line - 1);
+        (cell + 1, (line + 1, column))
+    };
+    for f in &mut shown {
+        let (cell, start) = in_cell(f.start);
+        let (end_cell, end) = in_cell(f.end);
+        f.start = start;
+        // (A span never leaves its cell; were it to, it ends where the cell does.)
+        f.end = if end_cell == cell { end } else { start };
+        f.cell = Some(cell);
+        for (a, b) in &mut f.edits {
+            let (cell, start) = in_cell(*a);
+            f.edit_cells.push(cell);
+            (*a, *b) = (start, in_cell(*b).1);
+        }
+    }
+    shown
 }
 
 fn snippet(text: &str, index: &LineIndex, f: &Finding, line: usize, end_line: usize) -> Snippet {

@@ -113,13 +113,18 @@ pub struct Settings {
     pub ignore: Vec<String>,
     /// Below this many elements (or rows) the GPU loses to the CPU.
     pub min_elements: u64,
+    /// The text is a notebook's cells: the zero-code-change modes are
+    /// offered as the magics of its first cell (`%load_ext cudf.pandas`),
+    /// not as the command that runs a script. Set by whoever reads the
+    /// notebook, never configured.
+    pub notebook: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         // The decision framework: under ~10K elements the GPU's launch and
         // transfer overheads outweigh its throughput.
-        Settings { select: Vec::new(), ignore: Vec::new(), min_elements: 10_000 }
+        Settings { select: Vec::new(), ignore: Vec::new(), min_elements: 10_000, notebook: false }
     }
 }
 

@@ -12,6 +12,7 @@ mod decode;
 mod document;
 mod grammar;
 pub mod lex;
+pub mod notebook;
 pub mod outline;
 mod position;
 pub mod queries;

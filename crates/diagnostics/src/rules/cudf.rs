@@ -197,7 +197,7 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
                      there for the work that follows.{} Install: {}.",
                     call.callee_text(),
                     lib.name,
-                    zero_code_change(lib),
+                    zero_code_change(call.cx, lib),
                     install(call.cx, lib),
                 ),
             ));
@@ -352,7 +352,7 @@ fn op_finding(
             "`{callee}` on a pandas table{} runs on the CPU; {} runs it on the GPU{gpu}.{}{}{} Install: {}.",
             size_phrase(value, "rows"),
             lib.name,
-            zero_code_change(lib),
+            zero_code_change(cx, lib),
             loop_phrase(site),
             note,
             install(cx, lib),
@@ -399,9 +399,12 @@ fn row_wise(cx: &Context<'_, '_>, site: &CallSite<'_>) -> bool {
         .is_some_and(|a| matches!(cx.module.text_of(a), "1" | "\"columns\"" | "'columns'"))
 }
 
-fn zero_code_change(lib: &Library) -> String {
+fn zero_code_change(cx: &crate::Context<'_, '_>, lib: &Library) -> String {
     match &lib.zero_code_change {
-        Some(z) => format!(" With {} the code stays unchanged: run `{}`.", z.name, z.script),
+        Some(z) => match z.notebook.as_deref().filter(|_| cx.settings.notebook) {
+            Some(magic) => format!(" With {} the code stays unchanged: put `{magic}` in the notebook's first cell.", z.name),
+            None => format!(" With {} the code stays unchanged: run `{}`.", z.name, z.script),
+        },
         None => String::new(),
     }
 }

@@ -107,7 +107,14 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         ));
         return;
     }
-    let zero = lib.zero_code_change.as_ref().map(|z| format!(" `{}`, or", z.script)).unwrap_or_default();
+    let zero = lib
+        .zero_code_change
+        .as_ref()
+        .map(|z| match z.notebook.as_deref().filter(|_| call.cx.settings.notebook) {
+            Some(magic) => format!(" `{magic}` in the notebook's first cell, or"),
+            None => format!(" `{}`, or", z.script),
+        })
+        .unwrap_or_default();
     out.push(call.finding(
         Code::CUGRAPH001,
         format!(

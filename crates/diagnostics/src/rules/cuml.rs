@@ -152,7 +152,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         ));
         return;
     }
-    let zero = lib.zero_code_change.as_ref().map(|z| format!(" Run the script unchanged with `{}`, or", z.script));
+    let zero = lib.zero_code_change.as_ref().map(|z| format!(" {}, or", super::run_unchanged(call.cx, z)));
     let native = api.gpu.as_deref().map(|g| format!(" use `{g}` directly")).unwrap_or_default();
     let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
     out.push(call.finding(

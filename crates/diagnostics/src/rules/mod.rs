@@ -151,6 +151,16 @@ impl Call<'_, '_> {
     }
 }
 
+/// How to run the code unchanged under a zero-code-change mode, as the
+/// start of a sentence: the command for a script, the magic of a
+/// notebook's first cell.
+pub(crate) fn run_unchanged(cx: &Context<'_, '_>, mode: &gpulens_knowledge::ZeroCodeChange) -> String {
+    match mode.notebook.as_deref().filter(|_| cx.settings.notebook) {
+        Some(magic) => format!("Run the notebook unchanged with `{magic}` in its first cell"),
+        None => format!("Run the script unchanged with `{}`", mode.script),
+    }
+}
+
 pub(crate) fn is_small(cx: &Context<'_, '_>, value: Value) -> bool {
     value.elements().is_some_and(|n| n < cx.settings.min_elements)
 }

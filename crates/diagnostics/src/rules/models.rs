@@ -94,7 +94,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         ApiKind::Estimator => (
             Code::CUML001,
             match lib.zero_code_change.as_ref() {
-                Some(z) => format!(" Run the script unchanged with `{}`, or use `{gpu}` where the model is built.", z.script),
+                Some(z) => format!(" {}, or use `{gpu}` where the model is built.", super::run_unchanged(cx, z)),
                 None => format!(" Use `{gpu}` where the model is built."),
             },
         ),
@@ -137,7 +137,7 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     }
     let lib = library(cx, "cuml");
     let how = match lib.zero_code_change.as_ref() {
-        Some(z) => format!(" Run the script unchanged with `{}`, or build the model as `cuml.neighbors.NearestNeighbors`.", z.script),
+        Some(z) => format!(" {}, or build the model as `cuml.neighbors.NearestNeighbors`.", super::run_unchanged(cx, z)),
         None => " Build the model as `cuml.neighbors.NearestNeighbors`.".to_string(),
     };
     out.push(super::finding(
