@@ -11,6 +11,7 @@
 mod analysis;
 mod convert;
 mod framing;
+mod notebook;
 mod settings;
 pub mod workspace;
 
@@ -38,6 +39,8 @@ pub const COMMAND_GPU_PROFILE: &str = "gpulens.gpuProfile";
 
 struct State {
     docs: DashMap<Uri, OpenDoc>,
+    /// Open notebooks (LSP notebook sync), by the notebook's URI.
+    notebooks: DashMap<Uri, notebook::OpenNotebook>,
     encoding: RwLock<PositionEncoding>,
     /// The client pulls diagnostics (`textDocument/diagnostic`); otherwise we push.
     pull: AtomicBool,
@@ -115,6 +118,7 @@ impl Backend {
             client,
             state: Arc::new(State {
                 docs: DashMap::new(),
+                notebooks: DashMap::new(),
                 encoding: RwLock::new(PositionEncoding::Utf16),
                 pull: AtomicBool::new(false),
                 refresh: AtomicBool::new(false),
@@ -310,6 +314,45 @@ impl Backend {
         Some((diagnostics, entry.version))
     }
 
+    /// The diagnostics of a notebook cell, and its notebook's version.
+    fn cell_diagnostics(&self, cell: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
+        let converter = self.converter();
+        self.state.notebooks.iter().find_map(|nb| {
+            let open = nb.cells.iter().find(|c| &c.uri == cell)?;
+            Some((guard("diagnostics", || converter.diagnostics(&open.doc, &open.findings))?, nb.version))
+        })
+    }
+
+    /// Publishes every cell's diagnostics of the notebook at `uri` (pushed
+    /// where the client does not pull), and clears those of `closed` cells.
+    async fn publish_notebook(&self, uri: &Uri, closed: Vec<Uri>) {
+        if self.state.pull.load(Ordering::Relaxed) {
+            if self.state.refresh.load(Ordering::Relaxed) {
+                // (Never awaited in a handler: spawned.)
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    let _ = client.workspace_diagnostic_refresh().await;
+                });
+            }
+            return;
+        }
+        let converter = self.converter();
+        let payload: Vec<(Uri, Vec<Diagnostic>, i32)> = match self.state.notebooks.get(uri) {
+            Some(nb) => nb
+                .cells
+                .iter()
+                .filter_map(|c| Some((c.uri.clone(), guard("diagnostics", || converter.diagnostics(&c.doc, &c.findings))?, nb.version)))
+                .collect(),
+            None => Vec::new(),
+        };
+        for (cell, diagnostics, version) in payload {
+            self.client.publish_diagnostics(cell, diagnostics, Some(version)).await;
+        }
+        for cell in closed {
+            self.client.publish_diagnostics(cell, Vec::new(), None).await;
+        }
+    }
+
     async fn publish(&self, uri: Uri) {
         if let Some((diagnostics, version)) = self.push_payload(&uri) {
             self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
@@ -355,6 +398,11 @@ impl Backend {
             }
         }
         self.state.analysed.notify_waiters();
+        // Open notebooks, under the new settings too.
+        let (effective, gpu) = (self.effective(), self.state.gpu.read().unwrap().clone());
+        for mut notebook in self.state.notebooks.iter_mut() {
+            guard("notebook analysis", || notebook.analyse(&effective.settings, &gpu));
+        }
         uris
     }
 
@@ -370,7 +418,9 @@ impl Backend {
                 let _ = client.workspace_diagnostic_refresh().await;
             });
         } else {
-            let payloads: Vec<_> = uris.into_iter().filter_map(|u| self.push_payload(&u).map(|p| (u, p))).collect();
+            let mut payloads: Vec<_> = uris.into_iter().filter_map(|u| self.push_payload(&u).map(|p| (u, p))).collect();
+            let cells: Vec<Uri> = self.state.notebooks.iter().flat_map(|nb| nb.cells.iter().map(|c| c.uri.clone()).collect::<Vec<_>>()).collect();
+            payloads.extend(cells.into_iter().filter_map(|u| self.cell_diagnostics(&u).map(|p| (u, p))));
             tokio::spawn(async move {
                 for (uri, (diagnostics, version)) in payloads {
                     client.publish_diagnostics(uri, diagnostics, Some(version)).await;
@@ -466,6 +516,7 @@ impl LanguageServer for Backend {
                     save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                     ..Default::default()
                 })),
+                notebook_document_sync: Some(notebook::sync_capability()),
                 diagnostic_provider: pull.then(|| {
                     DiagnosticServerCapabilities::Options(DiagnosticOptions {
                         identifier: Some("gpulens".into()),
@@ -716,6 +767,53 @@ impl LanguageServer for Backend {
         }
     }
 
+    async fn notebook_did_open(&self, params: DidOpenNotebookDocumentParams) {
+        let uri = params.notebook_document.uri.clone();
+        let effective = self.effective();
+        let gpu = self.state.gpu.read().unwrap().clone();
+        let opened = guard("notebookDocument/didOpen", || {
+            let mut notebook = notebook::OpenNotebook::open(&params);
+            notebook.analyse(&effective.settings, &gpu);
+            notebook
+        });
+        if let Some(notebook) = opened {
+            self.state.notebooks.insert(uri.clone(), notebook);
+            self.publish_notebook(&uri, Vec::new()).await;
+        }
+    }
+
+    async fn notebook_did_change(&self, params: DidChangeNotebookDocumentParams) {
+        let uri = params.notebook_document.uri.clone();
+        let (encoding, effective) = (self.encoding(), self.effective());
+        let gpu = self.state.gpu.read().unwrap().clone();
+        let closed = {
+            let Some(mut notebook) = self.state.notebooks.get_mut(&uri) else {
+                tracing::warn!("notebookDocument/didChange for {} which is not open: ignored", uri.as_str());
+                return;
+            };
+            guard("notebookDocument/didChange", || {
+                let closed = notebook.change(&params, encoding);
+                notebook.analyse(&effective.settings, &gpu);
+                closed
+            })
+            .unwrap_or_default()
+        };
+        self.publish_notebook(&uri, closed).await;
+    }
+
+    async fn notebook_did_save(&self, _: DidSaveNotebookDocumentParams) {}
+
+    async fn notebook_did_close(&self, params: DidCloseNotebookDocumentParams) {
+        let removed = self.state.notebooks.remove(&params.notebook_document.uri);
+        let mut cells: Vec<Uri> = removed.map(|(_, nb)| nb.cells.into_iter().map(|c| c.uri).collect()).unwrap_or_default();
+        cells.extend(params.cell_text_documents.into_iter().map(|c| c.uri).filter(|u| !cells.contains(u)).collect::<Vec<_>>());
+        if !self.state.pull.load(Ordering::Relaxed) {
+            for cell in cells {
+                self.client.publish_diagnostics(cell, Vec::new(), None).await;
+            }
+        }
+    }
+
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         if let Some((_, closed)) = self.state.docs.remove(&uri) {
@@ -762,6 +860,14 @@ impl LanguageServer for Backend {
 
     async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
         let uri = params.text_document.uri;
+        if !self.state.docs.contains_key(&uri) {
+            if let Some((items, version)) = self.cell_diagnostics(&uri) {
+                return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                    related_documents: None,
+                    full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id: Some(format!("nb{version}")), items },
+                })));
+            }
+        }
         // A pull answers for the current text: wait (a little) for its analysis.
         let deadline = tokio::time::Instant::now() + PULL_WAIT;
         loop {

@@ -131,19 +131,38 @@ impl Notebook {
             let masked = if code { mask(&text) } else { None };
             let python = masked.is_some();
             if let Some(masked) = masked {
-                out.parts.push(Part { cell: i, start: out.python.len(), first_line: line, len: text.len() });
-                line += text.matches('\n').count();
-                out.python.push_str(&masked);
-                out.original.push_str(&text);
-                if !text.ends_with('\n') {
-                    out.python.push('\n');
-                    out.original.push('\n');
-                    line += 1;
-                }
+                out.push(i, &text, &masked, &mut line);
             }
             out.cells.push(Cell { kind: cell.cell_type, text, span: span_of(raw_cell), source_span, source_is_list, python });
         }
         Ok(out)
+    }
+
+    /// The Python cells of an editor's notebook, each as (its index among
+    /// all cells, its text); what other cells there are does not matter.
+    /// (`cells` of the result is left empty: an editor keeps its own.)
+    pub fn from_cells<'a>(python_cells: impl IntoIterator<Item = (usize, &'a str)>) -> Notebook {
+        let mut out = Notebook { cells: Vec::new(), python: String::new(), original: String::new(), parts: Vec::new(), minor: 5 };
+        let mut line = 0;
+        for (i, text) in python_cells {
+            if let Some(masked) = mask(text) {
+                out.push(i, text, &masked, &mut line);
+            }
+        }
+        out
+    }
+
+    /// Adds the cell `i` to the joined texts (`line`: the next line's number).
+    fn push(&mut self, i: usize, text: &str, masked: &str, line: &mut usize) {
+        self.parts.push(Part { cell: i, start: self.python.len(), first_line: *line, len: text.len() });
+        *line += text.matches('\n').count();
+        self.python.push_str(masked);
+        self.original.push_str(text);
+        if !text.ends_with('\n') {
+            self.python.push('\n');
+            self.original.push('\n');
+            *line += 1;
+        }
     }
 
     /// The cell (index into [`Notebook::cells`]) and 0-based line within it

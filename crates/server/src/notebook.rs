@@ -1,0 +1,190 @@
+//! Notebooks as editors sync them (LSP 3.17 `notebookDocument/*`): the
+//! cells, each a text document of its own (`vscode-notebook-cell:` URIs),
+//! analysed together as one module — the Python code cells in order, IPython
+//! syntax masked (see `gpulens_syntax::notebook`) — and the findings handed
+//! back to the cells they fall in, in the cells' own positions.
+
+use gpulens_diagnostics::{Finding, Settings};
+use gpulens_gpu::GpuProfile;
+use gpulens_syntax::notebook::Notebook;
+use gpulens_syntax::{Change, Document, PositionEncoding};
+use tower_lsp_server::ls_types::*;
+
+/// An open notebook: its cells in order.
+pub struct OpenNotebook {
+    pub version: i32,
+    pub cells: Vec<OpenCell>,
+}
+
+/// A cell of an open notebook.
+pub struct OpenCell {
+    pub uri: Uri,
+    pub code: bool,
+    pub language: String,
+    pub doc: Document,
+    /// Its findings, in its own offsets (fixes that reach other cells left out).
+    pub findings: Vec<Finding>,
+}
+
+impl OpenCell {
+    /// Whether the cell is analysed: Python code.
+    fn python(&self) -> bool {
+        self.code && matches!(self.language.as_str(), "python" | "ipython" | "")
+    }
+}
+
+impl OpenNotebook {
+    /// The notebook as `notebookDocument/didOpen` gives it.
+    pub fn open(params: &DidOpenNotebookDocumentParams) -> OpenNotebook {
+        let texts: std::collections::HashMap<&Uri, &TextDocumentItem> = params.cell_text_documents.iter().map(|t| (&t.uri, t)).collect();
+        let cells = params.notebook_document.cells.iter().map(|cell| new_cell(cell, texts.get(&cell.document).copied())).collect();
+        OpenNotebook { version: params.notebook_document.version, cells }
+    }
+
+    /// Applies `notebookDocument/didChange`: cells added, removed or moved,
+    /// their kinds, and their texts' edits. Returns the URIs of the cells
+    /// that left the notebook (their diagnostics are to be cleared).
+    pub fn change(&mut self, params: &DidChangeNotebookDocumentParams, encoding: PositionEncoding) -> Vec<Uri> {
+        self.version = params.notebook_document.version;
+        let mut closed = Vec::new();
+        let Some(cells) = &params.change.cells else { return closed };
+        if let Some(structure) = &cells.structure {
+            let opened: std::collections::HashMap<&Uri, &TextDocumentItem> =
+                structure.did_open.iter().flatten().map(|t| (&t.uri, t)).collect();
+            let start = (structure.array.start as usize).min(self.cells.len());
+            let end = (start + structure.array.delete_count as usize).min(self.cells.len());
+            // A moved cell is closed and opened again, or keeps its text
+            // when the client sends no didOpen for it.
+            let mut removed: Vec<OpenCell> = self.cells.drain(start..end).collect();
+            let added: Vec<OpenCell> = structure
+                .array
+                .cells
+                .iter()
+                .flatten()
+                .map(|cell| match (opened.get(&cell.document), removed.iter().position(|r| r.uri == cell.document)) {
+                    (None, Some(i)) => {
+                        let mut kept = removed.swap_remove(i);
+                        kept.code = cell.kind == NotebookCellKind::CODE;
+                        kept
+                    }
+                    (text, _) => new_cell(cell, text.copied()),
+                })
+                .collect();
+            self.cells.splice(start..start, added);
+            closed.extend(removed.into_iter().map(|c| c.uri));
+            for gone in structure.did_close.iter().flatten() {
+                if !self.cells.iter().any(|c| c.uri == gone.uri) && !closed.contains(&gone.uri) {
+                    closed.push(gone.uri.clone());
+                }
+            }
+        }
+        for cell in cells.data.iter().flatten() {
+            if let Some(open) = self.cells.iter_mut().find(|c| c.uri == cell.document) {
+                open.code = cell.kind == NotebookCellKind::CODE;
+            }
+        }
+        for content in cells.text_content.iter().flatten() {
+            let Some(open) = self.cells.iter_mut().find(|c| c.uri == content.document.uri) else {
+                tracing::warn!("notebook change for cell {} which is not in it: ignored", content.document.uri.as_str());
+                continue;
+            };
+            let changes: Vec<Change> =
+                content.changes.iter().map(|c| Change { range: c.range.map(crate::convert::range_in), text: c.text.clone() }).collect();
+            if crate::guard("notebook cell edit", || open.doc.edit(&changes, encoding)).is_none() {
+                // A bad edit: the cell's text as it was; the next full sync repairs it.
+                tracing::warn!("notebook cell {}: an edit could not be applied", content.document.uri.as_str());
+            }
+        }
+        closed
+    }
+
+    /// Analyses the Python cells together and gives each cell its findings.
+    pub fn analyse(&mut self, settings: &Settings, gpu: &GpuProfile) {
+        let texts: Vec<String> = self.cells.iter().map(|c| c.doc.text()).collect();
+        let joined = Notebook::from_cells(
+            self.cells.iter().zip(&texts).enumerate().filter(|(_, (c, _))| c.python()).map(|(i, (_, t))| (i, t.as_str())),
+        );
+        let settings = Settings { notebook: true, ..settings.clone() };
+        let findings = gpulens_diagnostics::check_text_in(&joined.python, &settings, gpu, None, true);
+        for cell in &mut self.cells {
+            cell.findings.clear();
+        }
+        for mut finding in findings {
+            let Some(part) = joined.part_at(finding.range.start).copied() else { continue };
+            let local = |r: &std::ops::Range<usize>| {
+                (r.start >= part.start && r.end <= part.start + part.len).then(|| r.start - part.start..r.end - part.start)
+            };
+            let Some(range) = local(&finding.range) else { continue };
+            finding.range = range;
+            // A fix is offered in a cell only when all its edits are in it.
+            if let Some(fix) = finding.fix.as_mut() {
+                let moved: Option<Vec<std::ops::Range<usize>>> = fix.edits.iter().map(|e| local(&e.range)).collect();
+                match moved {
+                    Some(ranges) => fix.edits.iter_mut().zip(ranges).for_each(|(e, r)| e.range = r),
+                    None => finding.fix = None,
+                }
+            }
+            self.cells[part.cell].findings.push(finding);
+        }
+    }
+}
+
+fn new_cell(cell: &NotebookCell, text: Option<&TextDocumentItem>) -> OpenCell {
+    OpenCell {
+        uri: cell.document.clone(),
+        code: cell.kind == NotebookCellKind::CODE,
+        language: text.map(|t| t.language_id.to_ascii_lowercase()).unwrap_or_default(),
+        doc: Document::new(text.map_or("", |t| t.text.as_str())),
+        findings: Vec::new(),
+    }
+}
+
+/// The notebook sync the server offers: the Python cells of any notebook.
+pub fn sync_capability() -> OneOf<NotebookDocumentSyncOptions, NotebookDocumentSyncRegistrationOptions> {
+    OneOf::Left(NotebookDocumentSyncOptions {
+        notebook_selector: vec![NotebookSelector::ByCells {
+            notebook: Some(Notebook_::String("*".into())),
+            cells: vec![NotebookCellSelector { language: "python".into() }],
+        }],
+        save: Some(true),
+    })
+}
+
+use tower_lsp_server::ls_types::Notebook as Notebook_;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(i: usize, kind: NotebookCellKind, text: &str) -> (NotebookCell, TextDocumentItem) {
+        let uri: Uri = format!("vscode-notebook-cell:/nb.ipynb#W{i}").parse().unwrap();
+        (
+            NotebookCell { kind, document: uri.clone(), metadata: None, execution_summary: None },
+            TextDocumentItem { uri, language_id: "python".into(), version: 1, text: text.into() },
+        )
+    }
+
+    #[test]
+    fn findings_go_to_the_cells_they_are_in() {
+        let cells = [
+            cell(0, NotebookCellKind::MARKUP, "# Sales\n"),
+            cell(1, NotebookCellKind::CODE, "%matplotlib inline\nimport pandas as pd\ndf = pd.read_parquet('s.parquet')\n"),
+            cell(2, NotebookCellKind::CODE, "!ls data\ntotals = df.groupby('store').agg({'sales': 'sum'})\n"),
+        ];
+        let params = DidOpenNotebookDocumentParams {
+            notebook_document: NotebookDocument {
+                uri: "file:///nb.ipynb".parse().unwrap(),
+                notebook_type: "jupyter-notebook".into(),
+                version: 1,
+                metadata: None,
+                cells: cells.iter().map(|c| c.0.clone()).collect(),
+            },
+            cell_text_documents: cells.iter().map(|c| c.1.clone()).collect(),
+        };
+        let mut nb = OpenNotebook::open(&params);
+        nb.analyse(&Settings::default(), &GpuProfile::none());
+        let codes: Vec<Vec<String>> = nb.cells.iter().map(|c| c.findings.iter().map(|f| f.code.to_string()).collect()).collect();
+        assert_eq!(codes, [vec![], vec!["CUDF001".to_string()], vec!["CUDF002".to_string()]]);
+        assert_eq!(nb.cells[2].findings[0].range.start, "!ls data\ntotals = ".len());
+    }
+}
