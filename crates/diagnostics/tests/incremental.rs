@@ -459,3 +459,22 @@ fn a_sibling_that_stops_drawing_brings_back_the_advice() {
     replace_bytes(&mut doc, at..at + "record".len(), "plot");
     assert!(analysed(&doc, &mut cache).is_empty(), "the class draws again");
 }
+
+/// Found by the property test: an edit that turns a function's return into
+/// a matrix product (`[...]@cuda.jit`) gives it a finding although the
+/// pre-scan calls it quiet; the incremental analysis keeps it, as `check` does.
+#[test]
+fn a_quiet_function_walked_for_a_neighbour_keeps_its_findings() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/called_from_loops.py")).unwrap();
+    let at = text.find("return [v for v in ordered]").unwrap() + "return [v for v in ordered]".len();
+    let (settings, gpu) = (Settings::default(), GpuProfile::none());
+    let mut doc = Document::new(&text);
+    let mut cache = Cache::default();
+    check_incremental(&doc.to_string(), doc.tree(), &settings, &gpu, &mut cache);
+    replace_bytes(&mut doc, at..at, "@cuda.jit\n");
+    let edited = doc.to_string();
+    let fresh = check(&edited, doc.tree(), &settings, &gpu);
+    assert!(fresh.iter().any(|f| &edited[f.range.clone()] == "[v for v in ordered]@cuda.jit"), "the product is found");
+    assert_eq!(check_incremental(&edited, doc.tree(), &settings, &gpu, &mut cache), fresh);
+    assert_eq!(check_incremental(&edited, doc.tree(), &settings, &gpu, &mut Cache::default()), fresh);
+}
