@@ -70,6 +70,30 @@ async def test_cells_are_one_module_with_positions_of_their_own(tmp_path):
         assert read[0].range.start.line == 2
         assert "%load_ext cudf.pandas" in group[0].message
 
+        # Hover, inlay hints and code actions answer on the cell too.
+        hover = await client.hover(cell_uri(2), types.Position(line=1, character=12))
+        assert hover is not None and "cudf" in str(hover.contents).lower()
+        actions = await client.request(
+            client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=cell_uri(2)),
+                    range=group[0].range,
+                    context=types.CodeActionContext(diagnostics=group),
+                )
+            )
+        )
+        titles = [a.title for a in actions or []]
+        assert any("Disable CUDF002" in t for t in titles), titles
+        hints = await client.request(
+            client.text_document_inlay_hint_async(
+                types.InlayHintParams(
+                    text_document=types.TextDocumentIdentifier(uri=cell_uri(2)),
+                    range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=2, character=0)),
+                )
+            )
+        )
+        assert hints, hints
+
         # An edit in cell 2 (the table is now a list) changes cell 3's findings.
         client.notebook_document_did_change(
             types.DidChangeNotebookDocumentParams(

@@ -314,6 +314,14 @@ impl Backend {
         Some((diagnostics, entry.version))
     }
 
+    /// `f` of a notebook cell's text and findings (`None`: no open
+    /// notebook has the cell; `Some(None)`: `f` failed, logged).
+    fn in_cell<R>(&self, cell: &Uri, f: impl FnOnce(&Document, &[Finding]) -> R) -> Option<Option<R>> {
+        let notebook = self.state.notebooks.iter().find(|nb| nb.cells.iter().any(|c| &c.uri == cell))?;
+        let open = notebook.cells.iter().find(|c| &c.uri == cell)?;
+        Some(guard("notebook cell request", || f(&open.doc, &open.findings)))
+    }
+
     /// The diagnostics of a notebook cell, and its notebook's version.
     fn cell_diagnostics(&self, cell: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
         let converter = self.converter();
@@ -899,6 +907,11 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri.clone();
+        if !self.state.docs.contains_key(&uri) {
+            if let Some(actions) = self.in_cell(&uri, |doc, findings| self.converter().code_actions(&uri, doc, findings, &params)) {
+                return actions.map(Some).ok_or_else(|| internal("codeAction"));
+            }
+        }
         let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         let actions = guard("codeAction", || self.converter().code_actions(&uri, &entry.doc, &entry.findings, &params))
             .ok_or_else(|| internal("codeAction"))?;
@@ -907,18 +920,28 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let uri = params.text_document_position_params.text_document.uri;
-        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         let gpu = self.state.gpu.read().unwrap().clone();
         let position = params.text_document_position_params.position;
+        if !self.state.docs.contains_key(&uri) {
+            if let Some(hover) = self.in_cell(&uri, |doc, findings| self.converter().hover(doc, findings, position, &gpu)) {
+                return hover.ok_or_else(|| internal("hover"));
+            }
+        }
+        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         guard("hover", || self.converter().hover(&entry.doc, &entry.findings, position, &gpu)).ok_or_else(|| internal("hover"))
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         let uri = params.text_document.uri;
-        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         if !self.effective().inlay_hints {
             return Ok(Some(Vec::new()));
         }
+        if !self.state.docs.contains_key(&uri) {
+            if let Some(hints) = self.in_cell(&uri, |doc, findings| self.converter().inlay_hints(doc, findings, params.range)) {
+                return hints.map(Some).ok_or_else(|| internal("inlayHint"));
+            }
+        }
+        let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         guard("inlayHint", || self.converter().inlay_hints(&entry.doc, &entry.findings, params.range))
             .map(Some)
             .ok_or_else(|| internal("inlayHint"))
