@@ -229,13 +229,16 @@ impl<'t> Module<'t> {
         if spec.data {
             return match arg.kind_name() {
                 "dictionary" => {
-                    // A dict of columns: rows are the longest column.
+                    // A dict of columns: pandas wants every column that is
+                    // a sequence as long as the others (a number is
+                    // repeated down the rows), so one column of known
+                    // length gives the rows.
                     let mut cursor = arg.walk();
                     let rows = arg
                         .named_children(&mut cursor)
                         .filter_map(|pair| pair.field("value"))
-                        .map(|v| self.eval(v, scope, depth).elements())
-                        .try_fold(0u64, |acc, n| n.map(|n| acc.max(n)));
+                        .filter_map(|v| self.column_length(v, scope, depth))
+                        .max();
                     rows
                 }
                 _ => self.eval(arg, scope, depth).elements(),
@@ -251,6 +254,34 @@ impl<'t> Module<'t> {
             };
         }
         self.shape_size(arg, scope, depth)
+    }
+
+    /// The length of a column given to a table: a sequence of known length
+    /// (`[1, 2, 3]`, `range(7)`, an array of known size); none for a number
+    /// (repeated down the rows) or a column of unknown length.
+    fn column_length(&self, column: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        if column.kind_name() == "call"
+            && column.field("function").is_some_and(|f| f.kind_name() == "identifier" && self.text_of(f) == "range")
+            && self.lookup(scope, "range", column.start_byte()).is_none()
+        {
+            let bounds: Option<Vec<u64>> = super::positional_arguments(column)
+                .iter()
+                .map(|a| match self.eval(*a, scope, depth) {
+                    Value::Int(n) => Some(n),
+                    _ => None,
+                })
+                .collect();
+            return match bounds?.as_slice() {
+                [stop] => Some(*stop),
+                [start, stop] => Some(stop.saturating_sub(*start)),
+                [start, stop, step] if *step > 0 => Some(stop.saturating_sub(*start).div_ceil(*step)),
+                _ => None,
+            };
+        }
+        match self.eval(column, scope, depth) {
+            Value::Int(_) | Value::Scalar => None,
+            v => v.elements(),
+        }
     }
 
     /// Elements in a shape: an int, or a tuple/list of ints.
