@@ -314,53 +314,6 @@ impl Backend {
         Some((diagnostics, entry.version))
     }
 
-    /// `f` of a notebook cell's text and findings (`None`: no open
-    /// notebook has the cell; `Some(None)`: `f` failed, logged).
-    fn in_cell<R>(&self, cell: &Uri, f: impl FnOnce(&Document, &[Finding]) -> R) -> Option<Option<R>> {
-        let notebook = self.state.notebooks.iter().find(|nb| nb.cells.iter().any(|c| &c.uri == cell))?;
-        let open = notebook.cells.iter().find(|c| &c.uri == cell)?;
-        Some(guard("notebook cell request", || f(&open.doc, &open.findings)))
-    }
-
-    /// The diagnostics of a notebook cell, and its notebook's version.
-    fn cell_diagnostics(&self, cell: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
-        let converter = self.converter();
-        self.state.notebooks.iter().find_map(|nb| {
-            let open = nb.cells.iter().find(|c| &c.uri == cell)?;
-            Some((guard("diagnostics", || converter.diagnostics(&open.doc, &open.findings))?, nb.version))
-        })
-    }
-
-    /// Publishes every cell's diagnostics of the notebook at `uri` (pushed
-    /// where the client does not pull), and clears those of `closed` cells.
-    async fn publish_notebook(&self, uri: &Uri, closed: Vec<Uri>) {
-        if self.state.pull.load(Ordering::Relaxed) {
-            if self.state.refresh.load(Ordering::Relaxed) {
-                // (Never awaited in a handler: spawned.)
-                let client = self.client.clone();
-                tokio::spawn(async move {
-                    let _ = client.workspace_diagnostic_refresh().await;
-                });
-            }
-            return;
-        }
-        let converter = self.converter();
-        let payload: Vec<(Uri, Vec<Diagnostic>, i32)> = match self.state.notebooks.get(uri) {
-            Some(nb) => nb
-                .cells
-                .iter()
-                .filter_map(|c| Some((c.uri.clone(), guard("diagnostics", || converter.diagnostics(&c.doc, &c.findings))?, nb.version)))
-                .collect(),
-            None => Vec::new(),
-        };
-        for (cell, diagnostics, version) in payload {
-            self.client.publish_diagnostics(cell, diagnostics, Some(version)).await;
-        }
-        for cell in closed {
-            self.client.publish_diagnostics(cell, Vec::new(), None).await;
-        }
-    }
-
     async fn publish(&self, uri: Uri) {
         if let Some((diagnostics, version)) = self.push_payload(&uri) {
             self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
@@ -776,50 +729,17 @@ impl LanguageServer for Backend {
     }
 
     async fn notebook_did_open(&self, params: DidOpenNotebookDocumentParams) {
-        let uri = params.notebook_document.uri.clone();
-        let effective = self.effective();
-        let gpu = self.state.gpu.read().unwrap().clone();
-        let opened = guard("notebookDocument/didOpen", || {
-            let mut notebook = notebook::OpenNotebook::open(&params);
-            notebook.analyse(&effective.settings, &gpu);
-            notebook
-        });
-        if let Some(notebook) = opened {
-            self.state.notebooks.insert(uri.clone(), notebook);
-            self.publish_notebook(&uri, Vec::new()).await;
-        }
+        self.open_notebook(params).await;
     }
 
     async fn notebook_did_change(&self, params: DidChangeNotebookDocumentParams) {
-        let uri = params.notebook_document.uri.clone();
-        let (encoding, effective) = (self.encoding(), self.effective());
-        let gpu = self.state.gpu.read().unwrap().clone();
-        let closed = {
-            let Some(mut notebook) = self.state.notebooks.get_mut(&uri) else {
-                tracing::warn!("notebookDocument/didChange for {} which is not open: ignored", uri.as_str());
-                return;
-            };
-            guard("notebookDocument/didChange", || {
-                let closed = notebook.change(&params, encoding);
-                notebook.analyse(&effective.settings, &gpu);
-                closed
-            })
-            .unwrap_or_default()
-        };
-        self.publish_notebook(&uri, closed).await;
+        self.change_notebook(params).await;
     }
 
     async fn notebook_did_save(&self, _: DidSaveNotebookDocumentParams) {}
 
     async fn notebook_did_close(&self, params: DidCloseNotebookDocumentParams) {
-        let removed = self.state.notebooks.remove(&params.notebook_document.uri);
-        let mut cells: Vec<Uri> = removed.map(|(_, nb)| nb.cells.into_iter().map(|c| c.uri).collect()).unwrap_or_default();
-        cells.extend(params.cell_text_documents.into_iter().map(|c| c.uri).filter(|u| !cells.contains(u)).collect::<Vec<_>>());
-        if !self.state.pull.load(Ordering::Relaxed) {
-            for cell in cells {
-                self.client.publish_diagnostics(cell, Vec::new(), None).await;
-            }
-        }
+        self.close_notebook(params).await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {

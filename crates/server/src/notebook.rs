@@ -8,7 +8,11 @@ use gpulens_diagnostics::{Finding, Settings};
 use gpulens_gpu::GpuProfile;
 use gpulens_syntax::notebook::Notebook;
 use gpulens_syntax::{Change, Document, PositionEncoding};
+use std::sync::atomic::Ordering;
+
 use tower_lsp_server::ls_types::*;
+
+use crate::guard;
 
 /// An open notebook: its cells in order.
 pub struct OpenNotebook {
@@ -151,6 +155,103 @@ pub fn sync_capability() -> OneOf<NotebookDocumentSyncOptions, NotebookDocumentS
 }
 
 use tower_lsp_server::ls_types::Notebook as Notebook_;
+
+// ------------------------------------------------ the server's side of it
+
+/// What `Backend` does for notebooks: the handlers of notebook sync (the
+/// `LanguageServer` methods call these) and the requests on a cell.
+impl crate::Backend {
+    pub(crate) async fn open_notebook(&self, params: DidOpenNotebookDocumentParams) {
+        let uri = params.notebook_document.uri.clone();
+        let effective = self.effective();
+        let gpu = self.state.gpu.read().unwrap().clone();
+        let opened = guard("notebookDocument/didOpen", || {
+            let mut notebook = OpenNotebook::open(&params);
+            notebook.analyse(&effective.settings, &gpu);
+            notebook
+        });
+        if let Some(notebook) = opened {
+            self.state.notebooks.insert(uri.clone(), notebook);
+            self.publish_notebook(&uri, Vec::new()).await;
+        }
+    }
+
+    pub(crate) async fn change_notebook(&self, params: DidChangeNotebookDocumentParams) {
+        let uri = params.notebook_document.uri.clone();
+        let (encoding, effective) = (self.encoding(), self.effective());
+        let gpu = self.state.gpu.read().unwrap().clone();
+        let closed = {
+            let Some(mut notebook) = self.state.notebooks.get_mut(&uri) else {
+                tracing::warn!("notebookDocument/didChange for {} which is not open: ignored", uri.as_str());
+                return;
+            };
+            guard("notebookDocument/didChange", || {
+                let closed = notebook.change(&params, encoding);
+                notebook.analyse(&effective.settings, &gpu);
+                closed
+            })
+            .unwrap_or_default()
+        };
+        self.publish_notebook(&uri, closed).await;
+    }
+
+    pub(crate) async fn close_notebook(&self, params: DidCloseNotebookDocumentParams) {
+        let removed = self.state.notebooks.remove(&params.notebook_document.uri);
+        let mut cells: Vec<Uri> = removed.map(|(_, nb)| nb.cells.into_iter().map(|c| c.uri).collect()).unwrap_or_default();
+        cells.extend(params.cell_text_documents.into_iter().map(|c| c.uri).filter(|u| !cells.contains(u)).collect::<Vec<_>>());
+        if !self.state.pull.load(Ordering::Relaxed) {
+            for cell in cells {
+                self.client.publish_diagnostics(cell, Vec::new(), None).await;
+            }
+        }
+    }
+
+    /// `f` of a notebook cell's text and findings (`None`: no open
+    /// notebook has the cell; `Some(None)`: `f` failed, logged).
+    pub(crate) fn in_cell<R>(&self, cell: &Uri, f: impl FnOnce(&Document, &[Finding]) -> R) -> Option<Option<R>> {
+        let notebook = self.state.notebooks.iter().find(|nb| nb.cells.iter().any(|c| &c.uri == cell))?;
+        let open = notebook.cells.iter().find(|c| &c.uri == cell)?;
+        Some(guard("notebook cell request", || f(&open.doc, &open.findings)))
+    }
+
+    /// The diagnostics of a notebook cell, and its notebook's version.
+    pub(crate) fn cell_diagnostics(&self, cell: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
+        self.state.notebooks.iter().find_map(|nb| {
+            let open = nb.cells.iter().find(|c| &c.uri == cell)?;
+            Some((self.diagnostics_of(open)?, nb.version))
+        })
+    }
+
+    /// A cell's findings as diagnostics (`None`: the conversion failed, logged).
+    fn diagnostics_of(&self, cell: &OpenCell) -> Option<Vec<Diagnostic>> {
+        guard("diagnostics", || self.converter().diagnostics(&cell.doc, &cell.findings))
+    }
+
+    /// Publishes every cell's diagnostics of the notebook at `uri` (pushed
+    /// where the client does not pull), and clears those of `closed` cells.
+    async fn publish_notebook(&self, uri: &Uri, closed: Vec<Uri>) {
+        if self.state.pull.load(Ordering::Relaxed) {
+            if self.state.refresh.load(Ordering::Relaxed) {
+                // (Never awaited in a handler: spawned.)
+                let client = self.client.clone();
+                tokio::spawn(async move {
+                    let _ = client.workspace_diagnostic_refresh().await;
+                });
+            }
+            return;
+        }
+        let payload: Vec<(Uri, Vec<Diagnostic>, i32)> = match self.state.notebooks.get(uri) {
+            Some(nb) => nb.cells.iter().filter_map(|c| Some((c.uri.clone(), self.diagnostics_of(c)?, nb.version))).collect(),
+            None => Vec::new(),
+        };
+        for (cell, diagnostics, version) in payload {
+            self.client.publish_diagnostics(cell, diagnostics, Some(version)).await;
+        }
+        for cell in closed {
+            self.client.publish_diagnostics(cell, Vec::new(), None).await;
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
