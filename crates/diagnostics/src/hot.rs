@@ -84,6 +84,21 @@ pub(crate) struct Functions<'t> {
     /// [`Functions::calls_in`]), listed once per unit: the rules below ask
     /// about one callee after another, often the same callers for each.
     calls: std::cell::RefCell<HashMap<usize, std::rc::Rc<[NamedCall<'t>]>>>,
+    /// Each unit's key (its text and what it reads outside it; see
+    /// `plan`), where the caller keeps them, by the unit's node id.
+    keys: HashMap<usize, u64>,
+    /// Whether a unit draws (see [`draws`]), by its key: what an earlier
+    /// analysis found, then what this one asked.
+    drawn_before: HashMap<u64, bool>,
+    drawn: std::cell::RefCell<HashMap<u64, bool>>,
+}
+
+/// What hotness read of the units of an earlier analysis, kept for the next
+/// (a keystroke changes one unit; a caller's walk for whether it draws is
+/// the same for the others).
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    drawn: HashMap<u64, bool>,
 }
 
 /// A call `name(...)`, or `self.name(...)`/`cls.name(...)` (`method`), with
@@ -95,17 +110,36 @@ struct NamedCall<'t> {
 }
 
 impl<'t> Functions<'t> {
-    /// `units`: the definition units of `tree`, decorated or not, in source order.
-    pub(crate) fn new(tree: &'t Tree, units: impl IntoIterator<Item = Node<'t>>) -> Self {
+    /// `units`: the definition units of `tree`, decorated or not, in source
+    /// order, each with its key where the caller has one (see [`Memo`]).
+    pub(crate) fn new(tree: &'t Tree, units: impl IntoIterator<Item = (Node<'t>, Option<u64>)>, memo: Memo) -> Self {
+        let mut keys = HashMap::default();
         let units = units
             .into_iter()
-            .filter_map(|unit| {
+            .filter_map(|(unit, key)| {
+                if let Some(key) = key {
+                    keys.insert(unit.id(), key);
+                }
                 let function = if unit.kind_name() == "decorated_definition" { unit.field("definition")? } else { unit };
                 let body = function.field("body").map_or(0..0, |b| b.byte_range());
                 Some((unit.start_byte(), unit.end_byte(), unit, function, body))
             })
             .collect();
-        Functions { root: tree.root_node(), units, calls: Default::default() }
+        Functions { root: tree.root_node(), units, calls: Default::default(), keys, drawn_before: memo.drawn, drawn: Default::default() }
+    }
+
+    /// What to keep for the next analysis: what this one read of the units it has.
+    pub(crate) fn memo(self) -> Memo {
+        Memo { drawn: self.drawn.into_inner() }
+    }
+
+    /// [`draws`] of `unit`, remembered by its key.
+    fn draws(&self, text: &str, module: &Module<'t>, unit: Node<'t>) -> bool {
+        let Some(&key) = self.keys.get(&unit.id()) else { return draws(text, module, unit) };
+        let known = self.drawn.borrow().get(&key).or_else(|| self.drawn_before.get(&key)).copied();
+        let answer = known.unwrap_or_else(|| draws(text, module, unit));
+        self.drawn.borrow_mut().insert(key, answer);
+        answer
     }
 
     /// The outermost function holding the node that spans `range`.
@@ -315,7 +349,7 @@ pub(crate) fn propagate<'t>(
         for (unit, _) in calling.get(name).map_or(&[][..], |c| &c[..]) {
             if unit.id() == callee.id()
                 || unit_name(text, *unit).starts_with("test")
-                || *drawing.entry(unit.id()).or_insert_with(|| draws(text, module, *unit))
+                || *drawing.entry(unit.id()).or_insert_with(|| functions.draws(text, module, *unit))
             {
                 continue;
             }

@@ -364,16 +364,31 @@ fn finish<'t>(
     units: impl IntoIterator<Item = Node<'t>>,
     callers: &[(Node<'t>, &[String])],
     module: &Module<'t>,
+    findings: Vec<Finding>,
+) -> Vec<Finding> {
+    finish_keyed(text, tree, units.into_iter().map(|u| (u, None)), callers, module, findings, &mut hot::Memo::default())
+}
+
+/// [`finish`] with each unit's key (see `plan`), so that what hotness reads
+/// of a unit is kept in `memo` for the next analysis.
+fn finish_keyed<'t>(
+    text: &str,
+    tree: &'t Tree,
+    units: impl IntoIterator<Item = (Node<'t>, Option<u64>)>,
+    callers: &[(Node<'t>, &[String])],
+    module: &Module<'t>,
     mut findings: Vec<Finding>,
+    memo: &mut hot::Memo,
 ) -> Vec<Finding> {
     if findings.is_empty() {
         return findings;
     }
-    let functions = hot::Functions::new(tree, units);
+    let functions = hot::Functions::new(tree, units, std::mem::take(memo));
     hot::propagate(text, callers, &functions, module, &mut findings);
     findings.sort_by(|a, b| (a.range.start, a.range.end, a.code.as_str()).cmp(&(b.range.start, b.range.end, b.code.as_str())));
     findings.dedup_by(|a, b| a.range == b.range && a.code == b.code);
     hot::annotate(text, callers, &functions, module, &mut findings);
+    *memo = functions.memo();
     fixes::resolve(text, tree, &mut findings);
     findings
 }

@@ -41,6 +41,8 @@ struct State {
     docs: DashMap<Uri, OpenDoc>,
     /// Open notebooks (LSP notebook sync), by the notebook's URI.
     notebooks: DashMap<Uri, notebook::OpenNotebook>,
+    /// The notebook each open cell is in, by the cell's URI.
+    cells: DashMap<Uri, Uri>,
     encoding: RwLock<PositionEncoding>,
     /// The client pulls diagnostics (`textDocument/diagnostic`); otherwise we push.
     pull: AtomicBool,
@@ -119,6 +121,7 @@ impl Backend {
             state: Arc::new(State {
                 docs: DashMap::new(),
                 notebooks: DashMap::new(),
+                cells: DashMap::new(),
                 encoding: RwLock::new(PositionEncoding::Utf16),
                 pull: AtomicBool::new(false),
                 refresh: AtomicBool::new(false),
@@ -360,10 +363,7 @@ impl Backend {
         }
         self.state.analysed.notify_waiters();
         // Open notebooks, under the new settings too.
-        let (effective, gpu) = (self.effective(), self.state.gpu.read().unwrap().clone());
-        for mut notebook in self.state.notebooks.iter_mut() {
-            guard("notebook analysis", || notebook.analyse(&effective.settings, &gpu));
-        }
+        self.reconfigure_notebooks();
         uris
     }
 
@@ -788,13 +788,8 @@ impl LanguageServer for Backend {
 
     async fn diagnostic(&self, params: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
         let uri = params.text_document.uri;
-        if !self.state.docs.contains_key(&uri) {
-            if let Some((items, version)) = self.cell_diagnostics(&uri) {
-                return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
-                    related_documents: None,
-                    full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id: Some(format!("nb{version}")), items },
-                })));
-            }
+        if !self.state.docs.contains_key(&uri) && self.is_cell(&uri) {
+            return self.cell_report(&uri, params.previous_result_id).await.ok_or_else(|| unknown_document(&uri));
         }
         // A pull answers for the current text: wait (a little) for its analysis.
         let deadline = tokio::time::Instant::now() + PULL_WAIT;

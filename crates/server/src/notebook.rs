@@ -4,20 +4,38 @@
 //! syntax masked (see `gpulens_syntax::notebook`) — and the findings handed
 //! back to the cells they fall in, in the cells' own positions.
 
-use gpulens_diagnostics::{Finding, Settings};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use gpulens_diagnostics::{check_incremental, shift_findings, Finding, Settings};
 use gpulens_gpu::GpuProfile;
-use gpulens_syntax::notebook::Notebook;
+use gpulens_syntax::notebook::{mask, Notebook, Part};
 use gpulens_syntax::{Change, Document, PositionEncoding};
-use std::sync::atomic::Ordering;
 
 use tower_lsp_server::ls_types::*;
 
+use crate::analysis::{analysis_pool, edit_budget, linger, Job, Memory, Outcome, EDIT_JOBS, PULL_WAIT};
 use crate::guard;
+use crate::settings::Effective;
 
-/// An open notebook: its cells in order.
+/// An open notebook: its cells in order, and their Python joined.
 pub struct OpenNotebook {
     pub version: i32,
     pub cells: Vec<OpenCell>,
+    /// The Python cells joined in order, IPython syntax masked (as
+    /// `gpulens_syntax::notebook` joins a file's): what is analysed. A cell's
+    /// edit is made here too, so the analysis reparses and re-analyses only
+    /// what it changed. Its tree is out of date while that is under way.
+    pub joined: Document,
+    /// Where each Python cell lies in `joined`, in order (`Part::cell`
+    /// indexes `cells`).
+    parts: Vec<Part>,
+    /// What earlier analyses of `joined` found.
+    pub memory: Arc<Memory>,
+    /// Counts edits: an analysis started for an older count stops.
+    pub edits: Arc<AtomicU64>,
+    /// The cells' findings are the analysis of exactly the current text.
+    pub exact: bool,
 }
 
 /// A cell of an open notebook.
@@ -25,10 +43,26 @@ pub struct OpenCell {
     pub uri: Uri,
     pub code: bool,
     pub language: String,
+    /// The version of its text the client last sent.
+    pub version: i32,
     pub doc: Document,
     /// Its findings, in its own offsets (fixes that reach other cells left out).
     pub findings: Vec<Finding>,
+    /// Changes whenever its findings may have: the pull-diagnostics result id.
+    pub generation: u64,
 }
+
+/// What a change did to a notebook.
+#[derive(Default)]
+pub struct Changed {
+    /// Cells that left it (their diagnostics are to be cleared).
+    pub closed: Vec<Uri>,
+    /// Cells whose text changed or that came in, in the notebook's order.
+    pub edited: Vec<Uri>,
+}
+
+/// Cells' findings generations (one counter for every notebook).
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
 impl OpenCell {
     /// Whether the cell is analysed: Python code.
@@ -38,21 +72,37 @@ impl OpenCell {
 }
 
 impl OpenNotebook {
-    /// The notebook as `notebookDocument/didOpen` gives it.
+    /// The notebook as `notebookDocument/didOpen` gives it (not analysed yet).
     pub fn open(params: &DidOpenNotebookDocumentParams) -> OpenNotebook {
         let texts: std::collections::HashMap<&Uri, &TextDocumentItem> = params.cell_text_documents.iter().map(|t| (&t.uri, t)).collect();
-        let cells = params.notebook_document.cells.iter().map(|cell| new_cell(cell, texts.get(&cell.document).copied())).collect();
-        OpenNotebook { version: params.notebook_document.version, cells }
+        let cells: Vec<OpenCell> =
+            params.notebook_document.cells.iter().map(|cell| new_cell(cell, texts.get(&cell.document).copied())).collect();
+        let (text, parts) = joined_text(&cells);
+        OpenNotebook {
+            version: params.notebook_document.version,
+            cells,
+            joined: Document::new(&text),
+            parts,
+            memory: Arc::default(),
+            edits: Arc::default(),
+            exact: false,
+        }
     }
 
     /// Applies `notebookDocument/didChange`: cells added, removed or moved,
-    /// their kinds, and their texts' edits. Returns the URIs of the cells
-    /// that left the notebook (their diagnostics are to be cleared).
-    pub fn change(&mut self, params: &DidChangeNotebookDocumentParams, encoding: PositionEncoding) -> Vec<Uri> {
+    /// their kinds, and their texts' edits, to the cells and to the joined
+    /// text (not analysed yet; the edited cells' findings are moved with
+    /// their edits meanwhile).
+    pub fn change(&mut self, params: &DidChangeNotebookDocumentParams, encoding: PositionEncoding) -> Changed {
         self.version = params.notebook_document.version;
-        let mut closed = Vec::new();
-        let Some(cells) = &params.change.cells else { return closed };
+        self.exact = false;
+        let mut changed = Changed::default();
+        let Some(cells) = &params.change.cells else { return changed };
+        // Cells added, removed, moved or of another kind: the joined text is
+        // made again (and edited where it differs).
+        let mut rejoin = false;
         if let Some(structure) = &cells.structure {
+            rejoin = true;
             let opened: std::collections::HashMap<&Uri, &TextDocumentItem> =
                 structure.did_open.iter().flatten().map(|t| (&t.uri, t)).collect();
             let start = (structure.array.start as usize).min(self.cells.len());
@@ -74,51 +124,129 @@ impl OpenNotebook {
                     (text, _) => new_cell(cell, text.copied()),
                 })
                 .collect();
+            changed.edited.extend(added.iter().map(|c| c.uri.clone()));
             self.cells.splice(start..start, added);
-            closed.extend(removed.into_iter().map(|c| c.uri));
+            changed.closed.extend(removed.into_iter().map(|c| c.uri));
             for gone in structure.did_close.iter().flatten() {
-                if !self.cells.iter().any(|c| c.uri == gone.uri) && !closed.contains(&gone.uri) {
-                    closed.push(gone.uri.clone());
+                if !self.cells.iter().any(|c| c.uri == gone.uri) && !changed.closed.contains(&gone.uri) {
+                    changed.closed.push(gone.uri.clone());
                 }
             }
         }
         for cell in cells.data.iter().flatten() {
             if let Some(open) = self.cells.iter_mut().find(|c| c.uri == cell.document) {
-                open.code = cell.kind == NotebookCellKind::CODE;
+                let code = cell.kind == NotebookCellKind::CODE;
+                rejoin |= open.code != code;
+                open.code = code;
             }
         }
         for content in cells.text_content.iter().flatten() {
-            let Some(open) = self.cells.iter_mut().find(|c| c.uri == content.document.uri) else {
+            let Some(i) = self.cells.iter().position(|c| c.uri == content.document.uri) else {
                 tracing::warn!("notebook change for cell {} which is not in it: ignored", content.document.uri.as_str());
                 continue;
             };
+            let open = &mut self.cells[i];
             let changes: Vec<Change> =
                 content.changes.iter().map(|c| Change { range: c.range.map(crate::convert::range_in), text: c.text.clone() }).collect();
-            if crate::guard("notebook cell edit", || open.doc.edit(&changes, encoding)).is_none() {
+            let Some(edits) = crate::guard("notebook cell edit", || open.doc.edit(&changes, encoding)) else {
                 // A bad edit: the cell's text as it was; the next full sync repairs it.
                 tracing::warn!("notebook cell {}: an edit could not be applied", content.document.uri.as_str());
+                continue;
+            };
+            open.version = content.document.version;
+            open.findings = shift_findings(&open.findings, &edits);
+            if !changed.edited.contains(&open.uri) {
+                changed.edited.push(open.uri.clone());
+            }
+            if !rejoin {
+                rejoin = !self.splice(i);
             }
         }
-        closed
+        if rejoin {
+            self.rejoin();
+        }
+        // (A cell moved by closing and opening it again is still here.)
+        let cells = &self.cells;
+        changed.closed.retain(|u| !cells.iter().any(|c| &c.uri == u));
+        changed
     }
 
-    /// Analyses the Python cells together and gives each cell its findings.
-    pub fn analyse(&mut self, settings: &Settings, gpu: &GpuProfile) {
-        let texts: Vec<String> = self.cells.iter().map(|c| c.doc.text()).collect();
-        let joined = Notebook::from_cells(
-            self.cells.iter().zip(&texts).enumerate().filter(|(_, (c, _))| c.python()).map(|(i, (_, t))| (i, t.as_str())),
-        );
-        let settings = Settings { notebook: true, ..settings.clone() };
-        let findings = gpulens_diagnostics::check_text_in(&joined.python, &settings, gpu, None, true);
-        for cell in &mut self.cells {
-            cell.findings.clear();
+    /// Makes the joined text again from the cells, as one edit of the
+    /// joined document: what lies between the first and the last byte
+    /// that differ.
+    fn rejoin(&mut self) {
+        let (text, parts) = joined_text(&self.cells);
+        let old = self.joined.text();
+        let (prefix, suffix) = common_ends(&old, &text);
+        self.joined.edit_bytes(prefix, old.len() - suffix, &text[prefix..text.len() - suffix]);
+        self.parts = parts;
+    }
+
+    /// Carries cell `i`'s new text into the joined text, the parts after it
+    /// moved. Returns false where the cell came in or left the Python
+    /// (a cell magic written or removed): only a rejoin says where.
+    fn splice(&mut self, i: usize) -> bool {
+        let k = self.parts.iter().position(|p| p.cell == i);
+        let cell = &self.cells[i];
+        if !cell.python() {
+            return k.is_none();
         }
-        for mut finding in findings {
-            let Some(part) = joined.part_at(finding.range.start).copied() else { continue };
+        let text = cell.doc.text();
+        let (k, mut new) = match (k, mask(&text)) {
+            (Some(k), Some(masked)) => (k, masked),
+            (None, None) => return true,
+            _ => return false,
+        };
+        if !text.ends_with('\n') {
+            new.push('\n');
+        }
+        let start = self.parts[k].start;
+        let end = self.parts.get(k + 1).map_or(self.joined.len(), |p| p.start);
+        let old: String = self.joined.rope().byte_slice(start..end).to_string();
+        let (prefix, suffix) = common_ends(&old, &new);
+        self.joined.edit_bytes(start + prefix, end - suffix, &new[prefix..new.len() - suffix]);
+        let bytes = new.len() as isize - old.len() as isize;
+        let lines = new.matches('\n').count() as isize - old.matches('\n').count() as isize;
+        self.parts[k].len = text.len();
+        for part in &mut self.parts[k + 1..] {
+            part.start = (part.start as isize + bytes) as usize;
+            part.first_line = (part.first_line as isize + lines) as usize;
+        }
+        true
+    }
+
+    /// The analysis of the joined text, its tree brought up to date, on the
+    /// calling thread (opening, new settings). Returns the cells whose
+    /// findings changed.
+    pub fn analyse(&mut self, settings: &Settings, gpu: &GpuProfile) -> Vec<usize> {
+        let settings = Settings { notebook: true, ..settings.clone() };
+        let mut cache = self.memory.cache();
+        let findings = guard("notebook analysis", || {
+            self.joined.reparse(&mut |_| false);
+            check_incremental(&self.joined.text(), self.joined.tree(), &settings, gpu, &mut cache)
+        });
+        if findings.is_none() {
+            *cache = Default::default(); // it may be half-updated
+        }
+        drop(cache);
+        let findings = findings.unwrap_or_default();
+        self.memory.recent().put(self.joined.text_hash(), Arc::new(findings.clone()));
+        self.exact = true;
+        self.distribute(&findings)
+    }
+
+    /// Gives each cell the findings that fall in it, in its own offsets.
+    /// Returns the cells whose findings changed.
+    pub fn distribute(&mut self, findings: &[Finding]) -> Vec<usize> {
+        let mut per_cell: Vec<Vec<Finding>> = (0..self.cells.len()).map(|_| Vec::new()).collect();
+        for finding in findings {
+            let k = self.parts.partition_point(|p| p.start <= finding.range.start);
+            let Some(part) = k.checked_sub(1).and_then(|k| self.parts.get(k)) else { continue };
             let local = |r: &std::ops::Range<usize>| {
                 (r.start >= part.start && r.end <= part.start + part.len).then(|| r.start - part.start..r.end - part.start)
             };
             let Some(range) = local(&finding.range) else { continue };
+            let mut finding = finding.clone();
             finding.range = range;
             // A fix is offered in a cell only when all its edits are in it.
             if let Some(fix) = finding.fix.as_mut() {
@@ -128,9 +256,72 @@ impl OpenNotebook {
                     None => finding.fix = None,
                 }
             }
-            self.cells[part.cell].findings.push(finding);
+            if let Some(cell) = per_cell.get_mut(part.cell) {
+                cell.push(finding);
+            }
         }
+        let mut changed = Vec::new();
+        for (i, (cell, findings)) in self.cells.iter_mut().zip(per_cell).enumerate() {
+            if cell.findings != findings {
+                cell.findings = findings;
+                cell.generation = GENERATIONS.fetch_add(1, Ordering::Relaxed);
+                changed.push(i);
+            }
+        }
+        changed
     }
+
+    /// The job that analyses the current joined text, or `None` where it
+    /// is the text of a version analysed lately (an edit undone): its
+    /// findings are given to the cells now. Returns the cells whose
+    /// findings changed in that case.
+    fn job(&mut self, seq: u64, effective: &Effective, gpu: Arc<GpuProfile>) -> Result<Job, Vec<usize>> {
+        if self.joined.reuse_recent() {
+            let recalled = self.memory.recent().get(self.joined.text_hash());
+            if let Some(findings) = recalled {
+                self.exact = true;
+                return Err(self.distribute(&findings));
+            }
+        }
+        let settings = Settings { notebook: true, ..effective.settings.clone() };
+        Ok(Job {
+            doc: self.joined.clone(),
+            memory: self.memory.clone(),
+            edits: self.edits.clone(),
+            seq,
+            effective: Arc::new(Effective { settings, ..effective.clone() }),
+            gpu,
+        })
+    }
+
+    /// Whether `counter` counts this notebook's edits and edit `seq` is its latest.
+    fn at_edit(&self, seq: u64, counter: &Arc<AtomicU64>) -> bool {
+        Arc::ptr_eq(&self.edits, counter) && self.edits.load(Ordering::Acquire) == seq
+    }
+}
+
+/// The Python cells of `cells` joined, IPython syntax masked, and where each lies.
+fn joined_text(cells: &[OpenCell]) -> (String, Vec<Part>) {
+    let texts: Vec<String> = cells.iter().map(|c| c.doc.text()).collect();
+    let joined =
+        Notebook::from_cells(cells.iter().zip(&texts).enumerate().filter(|(_, (c, _))| c.python()).map(|(i, (_, t))| (i, t.as_str())));
+    (joined.python, joined.parts)
+}
+
+/// How many bytes `a` and `b` share at their start, and then at their end
+/// (not overlapping the first), both at character boundaries.
+fn common_ends(a: &str, b: &str) -> (usize, usize) {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let mut prefix = x.iter().zip(y).take_while(|(p, q)| p == q).count();
+    while !a.is_char_boundary(prefix) || !b.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let most = x.len().min(y.len()) - prefix;
+    let mut suffix = x.iter().rev().zip(y.iter().rev()).take(most).take_while(|(p, q)| p == q).count();
+    while !a.is_char_boundary(a.len() - suffix) || !b.is_char_boundary(b.len() - suffix) {
+        suffix -= 1;
+    }
+    (prefix, suffix)
 }
 
 fn new_cell(cell: &NotebookCell, text: Option<&TextDocumentItem>) -> OpenCell {
@@ -138,8 +329,10 @@ fn new_cell(cell: &NotebookCell, text: Option<&TextDocumentItem>) -> OpenCell {
         uri: cell.document.clone(),
         code: cell.kind == NotebookCellKind::CODE,
         language: text.map(|t| t.language_id.to_ascii_lowercase()).unwrap_or_default(),
+        version: text.map_or(0, |t| t.version),
         doc: Document::new(text.map_or("", |t| t.text.as_str())),
         findings: Vec::new(),
+        generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
     }
 }
 
@@ -170,35 +363,128 @@ impl crate::Backend {
             notebook.analyse(&effective.settings, &gpu);
             notebook
         });
-        if let Some(notebook) = opened {
-            self.state.notebooks.insert(uri.clone(), notebook);
-            self.publish_notebook(&uri, Vec::new()).await;
+        let Some(notebook) = opened else { return };
+        let cells: Vec<Uri> = notebook.cells.iter().map(|c| c.uri.clone()).collect();
+        for cell in &cells {
+            self.state.cells.insert(cell.clone(), uri.clone());
         }
+        if let Some(old) = self.state.notebooks.insert(uri.clone(), notebook) {
+            old.edits.fetch_add(1, Ordering::AcqRel); // stops its analysis, if one is under way
+        }
+        self.publish_cells(&uri, cells, &[], Vec::new()).await;
     }
 
+    /// Applies the change to the cells and the joined text at once, then
+    /// analyses on an analysis thread as an edit of a `.py` file is (see
+    /// `Backend::did_change`): past the edit budget the edited cells'
+    /// findings, moved with the edit, are published first. Then the edited
+    /// cells are published, and every other cell whose findings the edit
+    /// changed (a name an earlier cell defines).
     pub(crate) async fn change_notebook(&self, params: DidChangeNotebookDocumentParams) {
+        let arrived = std::time::Instant::now();
         let uri = params.notebook_document.uri.clone();
         let (encoding, effective) = (self.encoding(), self.effective());
         let gpu = self.state.gpu.read().unwrap().clone();
-        let closed = {
+        let (seq, counter, changed, job) = {
             let Some(mut notebook) = self.state.notebooks.get_mut(&uri) else {
                 tracing::warn!("notebookDocument/didChange for {} which is not open: ignored", uri.as_str());
                 return;
             };
-            guard("notebookDocument/didChange", || {
-                let closed = notebook.change(&params, encoding);
-                notebook.analyse(&effective.settings, &gpu);
-                closed
-            })
-            .unwrap_or_default()
+            let notebook = &mut *notebook;
+            let seq = notebook.edits.fetch_add(1, Ordering::AcqRel) + 1;
+            // (A change that fails half-way is logged; the client's next sync repairs the text.)
+            let changed = guard("notebookDocument/didChange", || notebook.change(&params, encoding)).unwrap_or_default();
+            let job = guard("notebook analysis", || notebook.job(seq, &effective, gpu));
+            (seq, notebook.edits.clone(), changed, job)
         };
-        self.publish_notebook(&uri, closed).await;
+        for cell in &changed.closed {
+            self.state.cells.remove(cell);
+        }
+        for cell in &changed.edited {
+            self.state.cells.insert(cell.clone(), uri.clone());
+        }
+        let job = match job {
+            None => return self.publish_cells(&uri, changed.edited, &[], changed.closed).await,
+            Some(Err(recalled)) => {
+                self.state.analysed.notify_waiters();
+                return self.publish_cells(&uri, changed.edited, &recalled, changed.closed).await;
+            }
+            Some(Ok(job)) => job,
+        };
+        let budget = edit_budget(job.doc.len());
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        let queued = EDIT_JOBS.fetch_add(1, Ordering::AcqRel) + 1;
+        analysis_pool().spawn(move || {
+            let _ = tx.send(job.run());
+            linger(queued);
+        });
+        let waited = match budget {
+            Some(budget) if budget.is_zero() => Err(()),
+            Some(budget) => tokio::time::timeout(budget, &mut rx).await.map_err(|_| ()),
+            None => Ok((&mut rx).await),
+        };
+        match waited {
+            Ok(outcome) => {
+                let analysed = outcome.ok().and_then(|outcome| self.install_notebook(&uri, seq, &counter, outcome));
+                if let Some(cells) = analysed {
+                    self.publish_cells(&uri, changed.edited, &cells, changed.closed).await;
+                    tracing::debug!("notebook edit {seq}: published its analysis {:?} after it arrived", arrived.elapsed());
+                }
+            }
+            Err(_) => {
+                // Past the budget: what the editor has now, then the analysis.
+                self.publish_cells(&uri, changed.edited, &[], changed.closed).await;
+                tracing::debug!("notebook edit {seq}: published the moved findings {:?} after it arrived", arrived.elapsed());
+                let backend = crate::Backend { client: self.client.clone(), state: self.state.clone() };
+                tokio::spawn(async move {
+                    let analysed = rx.await.ok().and_then(|outcome| backend.install_notebook(&uri, seq, &counter, outcome));
+                    if let Some(cells) = analysed {
+                        backend.publish_cells(&uri, Vec::new(), &cells, Vec::new()).await;
+                    }
+                });
+            }
+        }
+    }
+
+    /// Takes an analysis's outcome for edit `seq` of the notebook at `uri`,
+    /// if that edit is still its latest: returns the cells whose findings
+    /// changed (`None`: nothing to take).
+    fn install_notebook(&self, uri: &Uri, seq: u64, counter: &Arc<AtomicU64>, outcome: Outcome) -> Option<Vec<usize>> {
+        if matches!(outcome, Outcome::Superseded) {
+            return None;
+        }
+        let changed = {
+            let mut notebook = self.state.notebooks.get_mut(uri)?;
+            if !notebook.at_edit(seq, counter) {
+                return None;
+            }
+            let changed = match outcome {
+                Outcome::Done(doc, findings) => {
+                    notebook.joined = doc;
+                    guard("notebook findings", || notebook.distribute(&findings)).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
+            notebook.exact = true;
+            changed
+        };
+        self.state.analysed.notify_waiters();
+        Some(changed)
     }
 
     pub(crate) async fn close_notebook(&self, params: DidCloseNotebookDocumentParams) {
         let removed = self.state.notebooks.remove(&params.notebook_document.uri);
-        let mut cells: Vec<Uri> = removed.map(|(_, nb)| nb.cells.into_iter().map(|c| c.uri).collect()).unwrap_or_default();
+        let mut cells: Vec<Uri> = match removed {
+            Some((_, notebook)) => {
+                notebook.edits.fetch_add(1, Ordering::AcqRel); // stops its analysis, if one is under way
+                notebook.cells.into_iter().map(|c| c.uri).collect()
+            }
+            None => Vec::new(),
+        };
         cells.extend(params.cell_text_documents.into_iter().map(|c| c.uri).filter(|u| !cells.contains(u)).collect::<Vec<_>>());
+        for cell in &cells {
+            self.state.cells.remove(cell);
+        }
         if !self.state.pull.load(Ordering::Relaxed) {
             for cell in cells {
                 self.client.publish_diagnostics(cell, Vec::new(), None).await;
@@ -206,20 +492,78 @@ impl crate::Backend {
         }
     }
 
+    /// `f` of the open notebook holding `cell`, and the cell's index in it.
+    fn with_cell<R>(&self, cell: &Uri, f: impl FnOnce(&OpenNotebook, usize) -> R) -> Option<R> {
+        let notebook_uri = self.state.cells.get(cell)?.clone();
+        let notebook = self.state.notebooks.get(&notebook_uri)?;
+        let i = notebook.cells.iter().position(|c| &c.uri == cell)?;
+        Some(f(&notebook, i))
+    }
+
     /// `f` of a notebook cell's text and findings (`None`: no open
     /// notebook has the cell; `Some(None)`: `f` failed, logged).
     pub(crate) fn in_cell<R>(&self, cell: &Uri, f: impl FnOnce(&Document, &[Finding]) -> R) -> Option<Option<R>> {
-        let notebook = self.state.notebooks.iter().find(|nb| nb.cells.iter().any(|c| &c.uri == cell))?;
-        let open = notebook.cells.iter().find(|c| &c.uri == cell)?;
-        Some(guard("notebook cell request", || f(&open.doc, &open.findings)))
+        self.with_cell(cell, |notebook, i| {
+            let open = &notebook.cells[i];
+            guard("notebook cell request", || f(&open.doc, &open.findings))
+        })
     }
 
-    /// The diagnostics of a notebook cell, and its notebook's version.
+    /// Whether `uri` is a cell of an open notebook.
+    pub(crate) fn is_cell(&self, uri: &Uri) -> bool {
+        self.state.cells.contains_key(uri)
+    }
+
+    /// The diagnostics of a notebook cell, and its version.
     pub(crate) fn cell_diagnostics(&self, cell: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
-        self.state.notebooks.iter().find_map(|nb| {
-            let open = nb.cells.iter().find(|c| &c.uri == cell)?;
-            Some((self.diagnostics_of(open)?, nb.version))
-        })
+        self.with_cell(cell, |notebook, i| {
+            let open = &notebook.cells[i];
+            Some((self.diagnostics_of(open)?, open.version))
+        })?
+    }
+
+    /// A pull for a cell's diagnostics: answered for the current text (it
+    /// waits a little for the analysis of the latest edit), `unchanged`
+    /// where the cell's findings are those of `previous`.
+    pub(crate) async fn cell_report(&self, cell: &Uri, previous: Option<String>) -> Option<DocumentDiagnosticReportResult> {
+        let deadline = tokio::time::Instant::now() + PULL_WAIT;
+        loop {
+            let analysed = self.state.analysed.notified();
+            tokio::pin!(analysed);
+            analysed.as_mut().enable();
+            let exact = self.with_cell(cell, |notebook, _| notebook.exact)?;
+            if exact || tokio::time::timeout_at(deadline, analysed).await.is_err() {
+                break;
+            }
+        }
+        self.with_cell(cell, |notebook, i| {
+            let open = &notebook.cells[i];
+            let result_id = format!("cell{}", open.generation);
+            if previous.as_deref() == Some(result_id.as_str()) {
+                return Some(DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                    related_documents: None,
+                    unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
+                }));
+            }
+            let items = self.diagnostics_of(open)?;
+            Some(DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id: Some(result_id), items },
+            }))
+        })?
+        .map(DocumentDiagnosticReportResult::Report)
+    }
+
+    /// New settings: every open notebook analysed again under them (what
+    /// was remembered is forgotten; an analysis under way stops).
+    pub(crate) fn reconfigure_notebooks(&self) {
+        let (effective, gpu) = (self.effective(), self.state.gpu.read().unwrap().clone());
+        for mut notebook in self.state.notebooks.iter_mut() {
+            notebook.edits.fetch_add(1, Ordering::AcqRel);
+            notebook.memory = Arc::default();
+            notebook.analyse(&effective.settings, &gpu);
+        }
+        self.state.analysed.notify_waiters();
     }
 
     /// A cell's findings as diagnostics (`None`: the conversion failed, logged).
@@ -227,9 +571,11 @@ impl crate::Backend {
         guard("diagnostics", || self.converter().diagnostics(&cell.doc, &cell.findings))
     }
 
-    /// Publishes every cell's diagnostics of the notebook at `uri` (pushed
-    /// where the client does not pull), and clears those of `closed` cells.
-    async fn publish_notebook(&self, uri: &Uri, closed: Vec<Uri>) {
+    /// Publishes the diagnostics of the cells `first` and then of the cells
+    /// at `changed` of the notebook at `uri`, each once, and clears those of
+    /// `closed` cells no longer in it (all pushed where the client does not
+    /// pull; a client that pulls is asked to pull again).
+    async fn publish_cells(&self, uri: &Uri, first: Vec<Uri>, changed: &[usize], closed: Vec<Uri>) {
         if self.state.pull.load(Ordering::Relaxed) {
             if self.state.refresh.load(Ordering::Relaxed) {
                 // (Never awaited in a handler: spawned.)
@@ -241,7 +587,19 @@ impl crate::Backend {
             return;
         }
         let payload: Vec<(Uri, Vec<Diagnostic>, i32)> = match self.state.notebooks.get(uri) {
-            Some(nb) => nb.cells.iter().filter_map(|c| Some((c.uri.clone(), self.diagnostics_of(c)?, nb.version))).collect(),
+            Some(notebook) => {
+                let mut order: Vec<usize> = first.iter().filter_map(|u| notebook.cells.iter().position(|c| &c.uri == u)).collect();
+                for &i in changed {
+                    if !order.contains(&i) {
+                        order.push(i);
+                    }
+                }
+                order
+                    .into_iter()
+                    .filter_map(|i| notebook.cells.get(i))
+                    .filter_map(|c| Some((c.uri.clone(), self.diagnostics_of(c)?, c.version)))
+                    .collect()
+            }
             None => Vec::new(),
         };
         for (cell, diagnostics, version) in payload {
@@ -287,5 +645,141 @@ mod tests {
         let codes: Vec<Vec<String>> = nb.cells.iter().map(|c| c.findings.iter().map(|f| f.code.to_string()).collect()).collect();
         assert_eq!(codes, [vec![], vec!["CUDF001".to_string()], vec!["CUDF002".to_string()]]);
         assert_eq!(nb.cells[2].findings[0].range.start, "!ls data\ntotals = ".len());
+    }
+}
+
+/// The joined text kept up to date edit by edit is the joined text of the
+/// cells as they end up, and analysing it gives each cell what a notebook
+/// opened with those cells gets.
+#[cfg(test)]
+mod incremental {
+    use super::*;
+    use proptest::prelude::*;
+
+    const CELLS: &[(bool, &str)] = &[
+        (true, "import numpy as np\nimport pandas as pd\n"),
+        (true, "%matplotlib inline\ndf = pd.read_parquet('s.parquet')\n"),
+        (false, "# Notes é\n"),
+        (true, "x = np.random.rand(4096, 4096)\ny = np.fft.fft(x)\n"),
+        (true, "t = df.groupby('a').agg({'b': 'sum'})"),
+    ];
+
+    const INSERTS: &[&str] =
+        &["", "x", "\n", "%%bash\n", "%%time\n", "%time ", "    ", "df", "(", "é", "!ls\n", "def f():\n    ", "pd.read_csv('a')\n", "?"];
+
+    fn uri(i: usize) -> Uri {
+        format!("vscode-notebook-cell:/nb.ipynb#W{i}").parse().unwrap()
+    }
+
+    fn opened(cells: &[(bool, String)]) -> OpenNotebook {
+        let params = DidOpenNotebookDocumentParams {
+            notebook_document: NotebookDocument {
+                uri: "file:///nb.ipynb".parse().unwrap(),
+                notebook_type: "jupyter-notebook".into(),
+                version: 1,
+                metadata: None,
+                cells: cells
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (code, _))| NotebookCell {
+                        kind: if *code { NotebookCellKind::CODE } else { NotebookCellKind::MARKUP },
+                        document: uri(i),
+                        metadata: None,
+                        execution_summary: None,
+                    })
+                    .collect(),
+            },
+            cell_text_documents: cells
+                .iter()
+                .enumerate()
+                .map(|(i, (_, text))| TextDocumentItem {
+                    uri: uri(i),
+                    // (A kind switched keeps the cell's language, as in an editor.)
+                    language_id: if CELLS[i].0 { "python" } else { "markdown" }.into(),
+                    version: 1,
+                    text: text.clone(),
+                })
+                .collect(),
+        };
+        OpenNotebook::open(&params)
+    }
+
+    /// The UTF-16 position of byte `at` of `text`.
+    fn position(text: &str, at: usize) -> Position {
+        let before = &text[..at];
+        let line = before.matches('\n').count();
+        let column = before.rsplit('\n').next().unwrap_or("").encode_utf16().count();
+        Position::new(line as u32, column as u32)
+    }
+
+    fn floor(text: &str, mut at: usize) -> usize {
+        at = at.min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+
+    /// An edit: which cell, where (per mille of its length), how many bytes
+    /// deleted, what is inserted; or (`kind`) the cell's kind switched.
+    type Edit = (usize, usize, usize, usize, bool);
+
+    fn edit_strategy() -> impl Strategy<Value = Edit> {
+        (0..CELLS.len(), 0..=1000usize, 0..6usize, 0..INSERTS.len(), proptest::bool::weighted(0.05))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn edits_give_what_opening_the_result_gives(edits in proptest::collection::vec(edit_strategy(), 1..12)) {
+            let mut cells: Vec<(bool, String)> = CELLS.iter().map(|(c, t)| (*c, t.to_string())).collect();
+            let mut nb = opened(&cells);
+            nb.analyse(&Settings::default(), &GpuProfile::none());
+            for (n, (cell, place, delete, insert, switch)) in edits.into_iter().enumerate() {
+                let version = n as i32 + 2;
+                let mut change = NotebookDocumentChangeEvent { metadata: None, cells: None };
+                if switch {
+                    cells[cell].0 = !cells[cell].0;
+                    let kind = if cells[cell].0 { NotebookCellKind::CODE } else { NotebookCellKind::MARKUP };
+                    change.cells = Some(NotebookDocumentCellChange {
+                        structure: None,
+                        data: Some(vec![NotebookCell { kind, document: uri(cell), metadata: None, execution_summary: None }]),
+                        text_content: None,
+                    });
+                } else {
+                    let text = &cells[cell].1;
+                    let start = floor(text, text.len() * place / 1000);
+                    let end = floor(text, start + delete);
+                    let range = Range::new(position(text, start), position(text, end));
+                    cells[cell].1.replace_range(start..end, INSERTS[insert]);
+                    change.cells = Some(NotebookDocumentCellChange {
+                        structure: None,
+                        data: None,
+                        text_content: Some(vec![NotebookDocumentChangeTextContent {
+                            document: VersionedTextDocumentIdentifier { uri: uri(cell), version },
+                            changes: vec![TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: INSERTS[insert].into() }],
+                        }]),
+                    });
+                }
+                let params = DidChangeNotebookDocumentParams {
+                    notebook_document: VersionedNotebookDocumentIdentifier { uri: "file:///nb.ipynb".parse().unwrap(), version },
+                    change,
+                };
+                nb.change(&params, PositionEncoding::Utf16);
+                if n % 3 == 0 {
+                    nb.analyse(&Settings::default(), &GpuProfile::none());
+                }
+            }
+            let mut fresh = opened(&cells);
+            let (text, parts) = joined_text(&fresh.cells);
+            prop_assert_eq!(nb.joined.text(), text);
+            let places = |parts: &[Part]| parts.iter().map(|p| (p.cell, p.start, p.first_line, p.len)).collect::<Vec<_>>();
+            prop_assert_eq!(places(&nb.parts), places(&parts));
+            nb.analyse(&Settings::default(), &GpuProfile::none());
+            fresh.analyse(&Settings::default(), &GpuProfile::none());
+            for (i, (a, b)) in nb.cells.iter().zip(&fresh.cells).enumerate() {
+                prop_assert_eq!(&a.findings, &b.findings, "cell {}", i);
+            }
+        }
     }
 }

@@ -278,6 +278,28 @@ impl Document {
         made
     }
 
+    /// Replaces the bytes `start..end` (clamped to the text and to character
+    /// boundaries) with `text`, recorded in the tree as [`Document::edit`]
+    /// does. For callers that keep byte offsets (a notebook's cells joined).
+    pub fn edit_bytes(&mut self, start: usize, end: usize, text: &str) -> ByteEdit {
+        let len = self.rope.len_bytes();
+        let floor = |mut at: usize| {
+            at = at.min(len);
+            while at > 0 && at < len && self.rope.byte(at) & 0xC0 == 0x80 {
+                at -= 1;
+            }
+            at
+        };
+        let (start, end) = (floor(start.min(end)), floor(end.max(start)));
+        self.full_reparse |= self.nuls > 0;
+        self.shape_kept = self.shape_kept && self.keeps_shape(start, end, text);
+        self.replace_bytes(start, end, text);
+        self.stale = true;
+        self.stale_hash = None;
+        self.full_reparse |= self.nuls > 0;
+        ByteEdit { start, old_end: end, new_end: start + text.len() }
+    }
+
     /// Whether the tree is out of date: edits were made since the last parse.
     pub fn is_stale(&self) -> bool {
         self.stale

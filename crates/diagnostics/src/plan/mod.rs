@@ -29,6 +29,8 @@ pub struct Cache {
     previous: FxHashMap<u64, (u64, Vec<Finding>)>,
     /// Which outside names each function's text mentions, by text hash.
     scans: Scans,
+    /// What hotness read of the last run's units.
+    hot: crate::hot::Memo,
     /// Of the last run: (functions reused or skipped, functions in all).
     pub last_reuse: (usize, usize),
     /// Where the document sits in its project (see [`crate::project`]):
@@ -174,7 +176,8 @@ pub fn check_incremental_unless(
     findings.extend(reused);
     cache.previous = std::mem::replace(&mut cache.units, fresh);
     // The hotness notes read the calls outside functions, which any walk has.
-    Some(finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), module, findings))
+    let units = plan.units.iter().map(|u| (u.node, Some(u.key)));
+    Some(crate::finish_keyed(text, tree, units, &plan.units_and_calls(), module, findings, &mut cache.hot))
 }
 
 /// `findings` moved through `edits` (in order, each in the offsets the one
