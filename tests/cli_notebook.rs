@@ -84,6 +84,9 @@ fn json_and_sarif_name_the_cell() {
     // A fix's edits are placed in cells too.
     let fix = v["findings"].as_array().unwrap().iter().find_map(|f| f["fix"].as_object().cloned()).expect("a finding with a fix");
     assert!(fix["edits"].as_array().unwrap().iter().all(|e| e["cell"].is_u64()), "{fix:?}");
+    // The zero-code-change fix of a notebook is a new first cell, not edits.
+    let modes: Vec<&str> = v["findings"].as_array().unwrap().iter().filter_map(|f| f["fix"]["new_cell"].as_str()).collect();
+    assert!(modes.contains(&"%load_ext cudf.pandas"), "{modes:?}");
 
     let out = gpulens(&["check", "--no-cache", "--format", "sarif", "explore_sales.ipynb"], &notebooks());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

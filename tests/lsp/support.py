@@ -304,7 +304,7 @@ class RawServer:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def start(cls) -> AsyncIterator["RawServer"]:
+    async def start(cls, capabilities: Optional[dict] = None) -> AsyncIterator["RawServer"]:
         process = await asyncio.create_subprocess_exec(
             GPULENS_BIN,
             "serve",
@@ -314,7 +314,7 @@ class RawServer:
         )
         server = cls(process)
         try:
-            reply = await server.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+            reply = await server.request("initialize", {"processId": None, "rootUri": None, "capabilities": capabilities or {}})
             assert "result" in reply, reply
             await server.notify("initialized", {})
             yield server

@@ -11,7 +11,7 @@ import time
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from support import TIMEOUT, GpulensClient, session
+from support import TIMEOUT, GpulensClient, RawServer, session
 
 NOTEBOOK = "file:///work/explore.ipynb"
 CELLS = [
@@ -176,3 +176,113 @@ async def test_cells_answer_pull_diagnostics(tmp_path):
                 break
             await asyncio.sleep(0.05)
         assert codes == ["CUDF002"]
+
+
+async def zero_code_change_action(client: GpulensClient) -> types.CodeAction:
+    """The action on cell 3's CUDF002 that switches cudf.pandas on."""
+    group = await published_for(client, cell_uri(2), ["CUDF002"]) if not client.pull else None
+    if group is None:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            group = (await client.pull_report(cell_uri(2))).items
+            if group:
+                break
+            await asyncio.sleep(0.05)
+    actions = await client.request(
+        client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=cell_uri(2)),
+                range=group[0].range,
+                context=types.CodeActionContext(diagnostics=group),
+            )
+        )
+    )
+    found = [a for a in actions or [] if "%load_ext cudf.pandas" in a.title]
+    assert len(found) == 1, [a.title for a in actions or []]
+    return found[0]
+
+
+async def test_a_mode_is_a_first_cell_inserted_by_the_clients_command():
+    # (Raw JSON: lsprotocol reads a code action carrying a command as a Command.)
+    async with RawServer.start({"experimental": {"gpulens": {"insertNotebookCell": True}}}) as server:
+        await server.notify(
+            "notebookDocument/didOpen",
+            {
+                "notebookDocument": {
+                    "uri": NOTEBOOK,
+                    "notebookType": "jupyter-notebook",
+                    "version": 1,
+                    "cells": [{"kind": int(kind), "document": cell_uri(i)} for i, (kind, _, _) in enumerate(CELLS)],
+                },
+                "cellTextDocuments": [
+                    {"uri": cell_uri(i), "languageId": language, "version": 1, "text": text}
+                    for i, (_, language, text) in enumerate(CELLS)
+                ],
+            },
+        )
+        at = {"start": {"line": 1, "character": 12}, "end": {"line": 1, "character": 12}}
+        reply = await server.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": cell_uri(2)}, "range": at, "context": {"diagnostics": []}},
+        )
+        found = [a for a in reply["result"] if "%load_ext cudf.pandas" in a["title"]]
+        assert len(found) == 1, reply
+        assert "edit" not in found[0]
+        assert found[0]["kind"] == "quickfix"
+        assert found[0]["command"]["command"] == "gpulens.insertNotebookCell"
+        assert found[0]["command"]["arguments"] == [NOTEBOOK, 0, "%load_ext cudf.pandas"]
+
+
+async def test_without_the_command_the_magic_heads_the_first_code_cell(tmp_path):
+    async with session(client_capabilities("visual-studio-code"), tmp_path) as client:
+        open_notebook(client)
+        action = await zero_code_change_action(client)
+        assert action.command is None
+        # Cell 1 is markdown: the first code cell is cell 2.
+        edits = action.edit.changes
+        assert list(edits) == [cell_uri(1)], edits
+        (edit,) = edits[cell_uri(1)]
+        assert edit.new_text == "%load_ext cudf.pandas\n"
+        assert edit.range.start == types.Position(line=0, character=0) == edit.range.end
+
+
+TIMED = [
+    (types.NotebookCellKind.Code, "python", "import time\nimport cupy as cp\nx = cp.ones(10**7)\n"),
+    (types.NotebookCellKind.Code, "python", "t0 = time.time()\ny = cp.fft.fft(x)\nt1 = time.time()\n"),
+    (types.NotebookCellKind.Markup, "markdown", "Sorting\n"),
+    (types.NotebookCellKind.Code, "python", "t0 = time.time()\nz = cp.sort(x)\nt1 = time.time()\n"),
+]
+
+
+async def test_the_notebook_fix_all_edits_each_cell_once(tmp_path):
+    async with session(client_capabilities("visual-studio-code"), tmp_path) as client:
+        open_notebook(client, TIMED)
+        await published_for(client, cell_uri(1), ["GPU005"])
+        await published_for(client, cell_uri(3), ["GPU005"])
+
+        async def fix_all(kind: str, cell: int) -> list[types.CodeAction]:
+            actions = await client.request(
+                client.text_document_code_action_async(
+                    types.CodeActionParams(
+                        text_document=types.TextDocumentIdentifier(uri=cell_uri(cell)),
+                        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                        context=types.CodeActionContext(diagnostics=[], only=[kind]),
+                    )
+                )
+            )
+            return list(actions or [])
+
+        # The notebook's fix-all, asked on any cell: one action, each cell's edits on that cell.
+        for asked_on in (0, 3):
+            (action,) = await fix_all("notebook.source.fixAll", asked_on)
+            assert action.kind == "notebook.source.fixAll.gpulens"
+            changes = action.edit.changes
+            assert sorted(changes) == sorted([cell_uri(1), cell_uri(3)]), changes
+            for cell in (1, 3):
+                (edit,) = changes[cell_uri(cell)]
+                assert edit.new_text == "cp.cuda.Device().synchronize()\n"
+                assert edit.range.start == types.Position(line=2, character=0)
+        # A file's fix-all asked on a cell fixes that cell alone.
+        (action,) = await fix_all("source.fixAll", 3)
+        assert list(action.edit.changes) == [cell_uri(3)]
+        assert await fix_all("source.fixAll", 0) == []

@@ -68,6 +68,8 @@ struct StoredFix<'a> {
     message: &'a str,
     #[serde(borrow)]
     edits: Vec<(Range<usize>, &'a str)>,
+    #[serde(borrow)]
+    cell: Option<&'a str>,
 }
 
 /// A finding built back with this build's strings; `None` for a code,
@@ -83,11 +85,15 @@ fn record(stored: Stored<'_>, fix: Option<StoredFix<'_>>) -> Option<Finding> {
     let severity =
         [Severity::Error, Severity::Warning, Severity::Info, Severity::Hint].into_iter().find(|s| s.as_str() == stored.severity)?;
     let fix = fix.map(|f| {
-        Fix::new(
-            if f.safe { Applicability::Safe } else { Applicability::Unsafe },
-            f.message.to_string(),
-            f.edits.into_iter().map(|(range, text)| Edit { range, text: text.to_string() }).collect(),
-        )
+        let applicability = if f.safe { Applicability::Safe } else { Applicability::Unsafe };
+        match f.cell {
+            Some(cell) => Fix::first_cell(applicability, f.message.to_string(), cell.to_string()),
+            None => Fix::new(
+                applicability,
+                f.message.to_string(),
+                f.edits.into_iter().map(|(range, text)| Edit { range, text: text.to_string() }).collect(),
+            ),
+        }
     });
     Some(Finding { range: stored.range, code, library, severity, message: stored.message.to_string(), fix })
 }
@@ -253,6 +259,7 @@ impl Cache<'_> {
                         safe: f.applicability == Applicability::Safe,
                         message: &f.message,
                         edits: f.edits.iter().map(|e| (e.range.clone(), e.text.as_str())).collect(),
+                        cell: f.cell.as_deref(),
                     })
                 })
                 .collect();

@@ -294,10 +294,10 @@ fn check_notebook(path: &Path, bytes: &[u8], run: Run<'_, '_>, shown: String) ->
         if result.refused > 0 {
             eprintln!("gpulens: warning: {shown}: a fix would have added a syntax error; it was not applied (please report this)");
         }
-        if result.applied > 0 && result.text != notebook.python {
+        if result.applied > 0 && (result.text != notebook.python || !result.cells.is_empty()) {
             // (A notebook is UTF-8 JSON: `read` refused anything else.)
             let file = std::str::from_utf8(bytes).map_err(|e| problem(e.to_string()))?;
-            let written = crate::notebook::write_back(file, &notebook, &result.text).map_err(problem)?;
+            let written = crate::notebook::write_back(file, &notebook, &result.text, &result.cells).map_err(problem)?;
             if !args.diff {
                 write_fixed(path, bytes, &written).map_err(problem)?;
             }

@@ -2,17 +2,17 @@
 //! split back into the cells it came from, each cell's `source` rewritten
 //! in place and nothing else in the file touched (outputs, execution
 //! counts, metadata, cell ids, key order, the file's own indentation and
-//! escapes). A zero-code-change mode the fixes switch on becomes a new
-//! first cell with its magic (`%load_ext cudf.pandas`).
+//! escapes). A zero-code-change mode the fixes switch on is a new first
+//! cell with its magic (`%load_ext cudf.pandas`).
 
-use gpulens_knowledge::Knowledge;
 use gpulens_syntax::notebook::Notebook;
 use serde_json::value::RawValue;
 use similar::{DiffOp, TextDiff};
 
 /// The notebook file's text (`file`, as read) with `fixed` (the fixed form
-/// of `notebook.python`) put back into its cells.
-pub fn write_back(file: &str, notebook: &Notebook, fixed: &str) -> Result<String, String> {
+/// of `notebook.python`) put back into its cells, and the code cells
+/// `first_cells` (see `Fix::cell`) put before them, in one new cell.
+pub fn write_back(file: &str, notebook: &Notebook, fixed: &str, first_cells: &[String]) -> Result<String, String> {
     let old_masked: Vec<&str> = notebook.python.split_inclusive('\n').collect();
     let old_original: Vec<&str> = notebook.original.split_inclusive('\n').collect();
     let new: Vec<&str> = fixed.split_inclusive('\n').collect();
@@ -74,25 +74,6 @@ pub fn write_back(file: &str, notebook: &Notebook, fixed: &str) -> Result<String
             }
         }
     }
-    // A mode's lines of code, inserted by a fix, become its magic in a first cell.
-    let mut magics: Vec<String> = Vec::new();
-    for library in &Knowledge::get().libraries {
-        let Some(mode) = library.zero_code_change.as_ref() else { continue };
-        let (Some(code), Some(magic)) = (mode.code.as_deref(), mode.notebook.as_deref()) else { continue };
-        let code: Vec<&str> = code.lines().collect();
-        for cell in &mut lines {
-            let at = (0..cell.len()).find(|&i| {
-                i + code.len() <= cell.len()
-                    && code.iter().enumerate().all(|(k, c)| cell[i + k].1 && cell[i + k].0.trim_end_matches(['\n', '\r']) == *c)
-            });
-            if let Some(at) = at {
-                cell.drain(at..at + code.len());
-                if !magics.iter().any(|m| m == magic) {
-                    magics.push(magic.to_string());
-                }
-            }
-        }
-    }
     // The new sources, from the last cell back (earlier offsets stay valid).
     let mut out = file.to_string();
     for (i, part) in notebook.parts.iter().enumerate().rev() {
@@ -111,12 +92,12 @@ pub fn write_back(file: &str, notebook: &Notebook, fixed: &str) -> Result<String
         let written = if cell.source_is_list { source_list(raw, &text) } else { json_string(&text) };
         out.replace_range(cell.source_span.clone(), &written);
     }
-    if !magics.is_empty() {
+    if !first_cells.is_empty() {
         let first = notebook.cells.first().ok_or("the notebook has no cells to put the magic before")?;
         // (Ids where the notebook's cells have them: nbformat 4.5 on.)
         let ids = notebook.minor >= 5
             && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&file[first.span.clone()]).is_ok_and(|c| c.contains_key("id"));
-        let cell = new_cell(file, first.span.start, &magics.join("\n"), ids);
+        let cell = new_cell(file, first.span.start, &first_cells.join("\n"), ids);
         out.insert_str(first.span.start, &cell);
     }
     Ok(out)
@@ -231,22 +212,21 @@ mod tests {
     fn only_the_changed_sources_are_written() {
         let nb = Notebook::read(NOTEBOOK.as_bytes()).unwrap();
         let fixed = nb.python.replace("import pandas as pd\n", "import pandas as pd\nx = 2\n");
-        let out = write_back(NOTEBOOK, &nb, &fixed).unwrap();
+        let out = write_back(NOTEBOOK, &nb, &fixed, &[]).unwrap();
         let expected = NOTEBOOK.replace("        \"import pandas as pd\\n\",\n", "        \"import pandas as pd\\n\",\n        \"x = 2\\n\",\n");
         assert_eq!(out, expected);
         // Unchanged: the same text back.
-        assert_eq!(write_back(NOTEBOOK, &nb, &nb.python).unwrap(), NOTEBOOK);
+        assert_eq!(write_back(NOTEBOOK, &nb, &nb.python, &[]).unwrap(), NOTEBOOK);
     }
 
     #[test]
-    fn a_mode_switched_on_becomes_a_first_cell_with_its_magic() {
+    fn a_mode_switched_on_is_a_first_cell_with_its_magic() {
         let nb = Notebook::read(NOTEBOOK.as_bytes()).unwrap();
-        let fixed = nb.python.replace("import pandas as pd\n", "import cudf.pandas\ncudf.pandas.install()\nimport pandas as pd\n");
-        let out = write_back(NOTEBOOK, &nb, &fixed).unwrap();
+        let out = write_back(NOTEBOOK, &nb, &nb.python, &["%load_ext cudf.pandas".to_string()]).unwrap();
         let again = Notebook::read(out.as_bytes()).unwrap();
         assert_eq!(again.cells.len(), 3);
         assert_eq!(again.cells[0].text, "%load_ext cudf.pandas");
-        assert_eq!(again.cells[1].text, nb.cells[0].text, "the cell the lines were put in is unchanged");
+        assert_eq!(again.cells[1].text, nb.cells[0].text, "the first cell is unchanged");
         assert!(out.starts_with("{\n  \"cells\": [\n    {\n      \"cell_type\": \"code\",\n      \"execution_count\": null,\n      \"id\": \"gpulens-"));
         assert!(out.contains("      \"source\": [\n        \"%load_ext cudf.pandas\"\n      ]\n    },\n    {\n      \"cell_type\": \"code\",\n      \"execution_count\": 1,"));
     }
@@ -264,6 +244,6 @@ mod tests {
     fn ipython_lines_are_never_rewritten() {
         let nb = Notebook::read(NOTEBOOK.as_bytes()).unwrap();
         let fixed = nb.python.replace("#matplotlib inline\n", "");
-        assert!(write_back(NOTEBOOK, &nb, &fixed).is_err());
+        assert!(write_back(NOTEBOOK, &nb, &fixed, &[]).is_err());
     }
 }

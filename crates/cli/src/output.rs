@@ -46,6 +46,12 @@ fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown) -> io::Re
 fn fix_json(f: &Shown) -> Value {
     match &f.record.fix {
         None => Value::Null,
+        Some(fix) if fix.cell.is_some() => json!({
+            "applicability": fix.applicability,
+            "message": fix.message,
+            "edits": [],
+            "new_cell": fix.cell,
+        }),
         Some(fix) => json!({
             "applicability": fix.applicability,
             "message": fix.message,

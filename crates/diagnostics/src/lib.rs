@@ -82,12 +82,22 @@ pub struct Fix {
     /// Module-level lines not yet placed (see `fixes::resolve`); always
     /// empty in what [`check`] returns.
     pub(crate) pending: Vec<(fixes::Anchor, String)>,
+    /// In a notebook (`Settings::notebook`): the fix is a new code cell
+    /// holding this text, put before every other cell (a zero-code-change
+    /// mode's magic, `%load_ext cudf.pandas`), and `edits` is empty. Who
+    /// holds the notebook makes the cell.
+    pub cell: Option<String>,
 }
 
 impl Fix {
     /// A fix whose edits are all placed (as one read back from a cache).
     pub fn new(applicability: Applicability, message: String, edits: Vec<Edit>) -> Fix {
-        Fix { applicability, message, edits, pending: Vec::new() }
+        Fix { applicability, message, edits, pending: Vec::new(), cell: None }
+    }
+
+    /// A fix that is a new first cell of a notebook holding `text`.
+    pub fn first_cell(applicability: Applicability, message: String, text: String) -> Fix {
+        Fix { applicability, message, edits: Vec::new(), pending: Vec::new(), cell: Some(text) }
     }
 }
 
@@ -408,6 +418,9 @@ pub(crate) fn is_gpu_module(top: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fixed {
     pub text: String,
+    /// In a notebook: the new first cells the fixes ask for (see
+    /// [`Fix::cell`]), each once, in the order asked.
+    pub cells: Vec<String>,
     /// Fixes applied, over all passes.
     pub applied: usize,
     /// Passes thrown away because their result had more syntax errors than
@@ -424,6 +437,7 @@ pub fn fix_all(text: &str, settings: &Settings, gpu: &GpuProfile, unsafe_fixes: 
     let mut errors = syntax_errors(&tree);
     let mut applied = 0;
     let mut refused = 0;
+    let mut cells: Vec<String> = Vec::new();
     for _ in 0..10 {
         let findings = check(&current, &tree, settings, gpu);
         let fixes: Vec<&Fix> = findings
@@ -431,6 +445,13 @@ pub fn fix_all(text: &str, settings: &Settings, gpu: &GpuProfile, unsafe_fixes: 
             .filter_map(|f| f.fix.as_ref())
             .filter(|x| unsafe_fixes || x.applicability == Applicability::Safe)
             .collect();
+        for cell in fixes.iter().filter_map(|x| x.cell.as_ref()) {
+            if !cells.contains(cell) {
+                cells.push(cell.clone());
+                applied += 1;
+            }
+        }
+        let fixes: Vec<&Fix> = fixes.into_iter().filter(|x| x.cell.is_none()).collect();
         if fixes.is_empty() {
             break;
         }
@@ -449,5 +470,5 @@ pub fn fix_all(text: &str, settings: &Settings, gpu: &GpuProfile, unsafe_fixes: 
         tree = next_tree;
         errors = next_errors;
     }
-    Fixed { text: current, applied, refused }
+    Fixed { text: current, cells, applied, refused }
 }

@@ -123,7 +123,8 @@ impl Converter {
         if wants(CodeActionKind::QUICKFIX.as_str()) {
             for f in self.overlapping(doc, findings, params.range) {
                 let diagnostic = self.diagnostic(doc, f);
-                if let Some(fix) = &f.fix {
+                // (A new notebook cell is made by who holds the notebook.)
+                if let Some(fix) = f.fix.as_ref().filter(|x| x.cell.is_none()) {
                     actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                         title: fix.message.clone(),
                         kind: Some(CodeActionKind::QUICKFIX),
@@ -143,11 +144,7 @@ impl Converter {
             }
         }
         if wants(FIX_ALL_KIND) && only.is_some() {
-            let edits: Vec<TextEdit> = findings
-                .iter()
-                .filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == Applicability::Safe))
-                .flat_map(|f| self.text_edits(doc, f))
-                .collect();
+            let edits = self.safe_fix_edits(doc, findings);
             if !edits.is_empty() {
                 actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: "gpulens: apply all safe fixes".into(),
@@ -158,6 +155,15 @@ impl Converter {
             }
         }
         actions
+    }
+
+    /// The text edits of every safe fix of `findings` in `doc`.
+    pub fn safe_fix_edits(&self, doc: &Document, findings: &[Finding]) -> Vec<TextEdit> {
+        findings
+            .iter()
+            .filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == Applicability::Safe && x.cell.is_none()))
+            .flat_map(|f| self.text_edits(doc, f))
+            .collect()
     }
 
     /// Adds `# gpulens: ignore[CODE]` at the end of the finding's first line

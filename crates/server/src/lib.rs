@@ -48,6 +48,9 @@ struct State {
     pull: AtomicBool,
     /// The client accepts `workspace/diagnostic/refresh`.
     refresh: AtomicBool,
+    /// The client runs the command that inserts a notebook cell (see
+    /// `notebook::INSERT_CELL`), announced in its experimental capabilities.
+    insert_cell: AtomicBool,
     editor: RwLock<EditorSettings>,
     project: RwLock<Option<Layer>>,
     project_file: RwLock<Option<PathBuf>>,
@@ -125,6 +128,7 @@ impl Backend {
                 encoding: RwLock::new(PositionEncoding::Utf16),
                 pull: AtomicBool::new(false),
                 refresh: AtomicBool::new(false),
+                insert_cell: AtomicBool::new(false),
                 editor: RwLock::new(editor),
                 project: RwLock::new(None),
                 project_file: RwLock::new(None),
@@ -431,6 +435,8 @@ impl LanguageServer for Backend {
             .and_then(|d| d.refresh_support)
             .unwrap_or(false);
         self.state.refresh.store(refresh, Ordering::Relaxed);
+        let insert_cell = params.capabilities.experimental.as_ref().and_then(|e| e.pointer("/gpulens/insertNotebookCell")).and_then(|v| v.as_bool());
+        self.state.insert_cell.store(insert_cell.unwrap_or(false), Ordering::Relaxed);
         let watch = params
             .capabilities
             .workspace
@@ -488,7 +494,11 @@ impl LanguageServer for Backend {
                     })
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::new(FIX_ALL_KIND)]),
+                    code_action_kinds: Some(vec![
+                        CodeActionKind::QUICKFIX,
+                        CodeActionKind::new(FIX_ALL_KIND),
+                        CodeActionKind::new(notebook::NOTEBOOK_FIX_ALL_KIND),
+                    ]),
                     resolve_provider: Some(false),
                     ..Default::default()
                 })),
@@ -822,10 +832,8 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri.clone();
-        if !self.state.docs.contains_key(&uri) {
-            if let Some(actions) = self.in_cell(&uri, |doc, findings| self.converter().code_actions(&uri, doc, findings, &params)) {
-                return actions.map(Some).ok_or_else(|| internal("codeAction"));
-            }
+        if !self.state.docs.contains_key(&uri) && self.is_cell(&uri) {
+            return self.cell_code_actions(&uri, &params).map(Some).ok_or_else(|| internal("codeAction"));
         }
         let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
         let actions = guard("codeAction", || self.converter().code_actions(&uri, &entry.doc, &entry.findings, &params))

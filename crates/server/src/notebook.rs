@@ -61,12 +61,22 @@ pub struct Changed {
     pub edited: Vec<Uri>,
 }
 
+/// The client-side command that inserts a code cell into a notebook:
+/// arguments `[notebook URI, index, text]`. A client announces that it runs
+/// it with the experimental capability `gpulens.insertNotebookCell` (the VS
+/// Code extension does); LSP 3.17 has no notebook edit of its own.
+pub const INSERT_CELL: &str = "gpulens.insertNotebookCell";
+
+/// The code action kind that fixes a whole notebook (asked for once per
+/// notebook, on one of its cells).
+pub const NOTEBOOK_FIX_ALL_KIND: &str = "notebook.source.fixAll.gpulens";
+
 /// Cells' findings generations (one counter for every notebook).
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
 impl OpenCell {
     /// Whether the cell is analysed: Python code.
-    fn python(&self) -> bool {
+    pub(crate) fn python(&self) -> bool {
         self.code && matches!(self.language.as_str(), "python" | "ipython" | "")
     }
 }
@@ -506,6 +516,79 @@ impl crate::Backend {
         self.with_cell(cell, |notebook, i| {
             let open = &notebook.cells[i];
             guard("notebook cell request", || f(&open.doc, &open.findings))
+        })
+    }
+
+    /// The code actions on a cell: its findings' fixes and suppressions (as
+    /// for a file; `source.fixAll` fixes that cell alone), a first cell for
+    /// a zero-code-change mode (inserted by the client's command where it
+    /// has one, else written at the top of the first code cell), and the
+    /// notebook's fix-all, each cell's edits once. `None`: no open notebook
+    /// has the cell, or the conversion failed (logged).
+    pub(crate) fn cell_code_actions(&self, cell: &Uri, params: &CodeActionParams) -> Option<Vec<CodeActionOrCommand>> {
+        let notebook_uri = self.state.cells.get(cell)?.clone();
+        let mut notebook = self.state.notebooks.get_mut(&notebook_uri)?;
+        let i = notebook.cells.iter().position(|c| &c.uri == cell)?;
+        // A cell's tree is brought up to date only when asked for (the suppression reads its comments).
+        notebook.cells[i].doc.reparse(&mut |_| false);
+        let notebook = notebook.downgrade();
+        let converter = self.converter();
+        let insert_cell = self.state.insert_cell.load(Ordering::Relaxed);
+        guard("notebook code actions", || {
+            let open = &notebook.cells[i];
+            let mut actions = converter.code_actions(cell, &open.doc, &open.findings, params);
+            let only = params.context.only.as_ref();
+            let wants = |kind: &str| {
+                only.is_none_or(|kinds| kinds.iter().any(|k| kind == k.as_str() || kind.starts_with(&format!("{}.", k.as_str()))))
+            };
+            if wants(CodeActionKind::QUICKFIX.as_str()) {
+                let (start, end) = (open.doc.offset(crate::convert::range_in(params.range).start, converter.encoding), open.doc.offset(crate::convert::range_in(params.range).end, converter.encoding));
+                let mut offered: Vec<&str> = Vec::new();
+                for f in open.findings.iter().filter(|f| f.range.start <= end && start <= f.range.end) {
+                    let Some((fix, text)) = f.fix.as_ref().and_then(|x| Some((x, x.cell.as_deref()?))) else { continue };
+                    if offered.contains(&text) {
+                        continue;
+                    }
+                    offered.push(text);
+                    let mut action = CodeAction {
+                        title: fix.message.clone(),
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        diagnostics: Some(converter.diagnostics(&open.doc, std::slice::from_ref(f))),
+                        ..Default::default()
+                    };
+                    if insert_cell {
+                        action.command = Some(Command {
+                            title: fix.message.clone(),
+                            command: INSERT_CELL.into(),
+                            arguments: Some(vec![notebook_uri.as_str().into(), 0.into(), text.into()]),
+                        });
+                    } else {
+                        // No notebook edit: the magic goes on the first line of the first code cell.
+                        let Some(first) = notebook.cells.iter().find(|c| c.python()) else { continue };
+                        let at = Position::new(0, 0);
+                        let edit = TextEdit { range: Range::new(at, at), new_text: format!("{text}\n") };
+                        action.edit = Some(WorkspaceEdit { changes: Some([(first.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() });
+                    }
+                    actions.push(CodeActionOrCommand::CodeAction(action));
+                }
+            }
+            if only.is_some() && wants(NOTEBOOK_FIX_ALL_KIND) {
+                let changes: std::collections::HashMap<Uri, Vec<TextEdit>> = notebook
+                    .cells
+                    .iter()
+                    .map(|c| (c.uri.clone(), converter.safe_fix_edits(&c.doc, &c.findings)))
+                    .filter(|(_, edits)| !edits.is_empty())
+                    .collect();
+                if !changes.is_empty() {
+                    actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                        title: "gpulens: apply all safe fixes in the notebook".into(),
+                        kind: Some(CodeActionKind::new(NOTEBOOK_FIX_ALL_KIND)),
+                        edit: Some(WorkspaceEdit { changes: Some(changes), ..Default::default() }),
+                        ..Default::default()
+                    }));
+                }
+            }
+            actions
         })
     }
 

@@ -13,6 +13,7 @@ pub(super) fn cudf_pandas(cx: &Context<'_, '_>) -> Option<Fix> {
     zero_code_change(
         cx,
         "cudf",
+        "Run pandas on the GPU",
         "Run pandas on the GPU: install cudf.pandas before pandas is imported (operations cuDF lacks fall back to \
          pandas on the CPU; for a script you can instead run `python -m cudf.pandas script.py`, in Jupyter \
          `%load_ext cudf.pandas`)",
@@ -24,6 +25,7 @@ pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
     zero_code_change(
         cx,
         "cuml",
+        "Run scikit-learn on the GPU",
         "Run scikit-learn on the GPU: install cuml.accel before sklearn is imported (estimators or parameters cuML \
          lacks run on the CPU as before; for a script you can instead run `python -m cuml.accel script.py`, in \
          Jupyter `%load_ext cuml.accel`)",
@@ -31,9 +33,11 @@ pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
 }
 
 /// The lines of a library's zero-code-change mode (libraries.toml's
-/// `zero_code_change.code`), put before the first import; nothing when the
-/// file already switches the mode on (in code or as a notebook magic).
-fn zero_code_change(cx: &Context<'_, '_>, library: &str, title: &str) -> Option<Fix> {
+/// `zero_code_change.code`), put before the first import, or in a notebook
+/// its magic (`zero_code_change.notebook`) as a new first cell; nothing when
+/// the file already switches the mode on (in code or as a notebook magic).
+/// `what`: the title's start, what the mode does.
+fn zero_code_change(cx: &Context<'_, '_>, library: &str, what: &str, title: &str) -> Option<Fix> {
     let mode = crate::rules::library(cx, library).zero_code_change.as_ref()?;
     let text = cx.module.text;
     let install_call = mode.code.as_deref()?.lines().last()?.trim();
@@ -41,6 +45,9 @@ fn zero_code_change(cx: &Context<'_, '_>, library: &str, title: &str) -> Option<
         || mode.notebook.as_deref().is_some_and(|magic| text.contains(magic.trim_start_matches('%')));
     if already {
         return None;
+    }
+    if let Some(magic) = mode.notebook.as_deref().filter(|_| cx.settings.notebook) {
+        return Some(Fix::first_cell(Applicability::Unsafe, format!("{what}: a first cell with `{magic}`"), magic.to_string()));
     }
     let mut draft = Draft::new(Applicability::Unsafe, title);
     for line in mode.code.as_deref()?.lines() {

@@ -89,7 +89,7 @@ impl Draft {
         if self.edits.windows(2).any(|w| w[0].range.end > w[1].range.start) {
             return None;
         }
-        Some(Fix { applicability: self.applicability, message: self.message, edits: self.edits, pending: self.pending })
+        Some(Fix { applicability: self.applicability, message: self.message, edits: self.edits, pending: self.pending, cell: None })
     }
 }
 
@@ -183,7 +183,7 @@ pub(crate) fn resolve(text: &str, tree: &Tree, findings: &mut [Finding]) {
         }
     }
     for f in findings.iter_mut() {
-        if f.fix.as_ref().is_some_and(|x| x.edits.is_empty()) {
+        if f.fix.as_ref().is_some_and(|x| x.edits.is_empty() && x.cell.is_none()) {
             f.fix = None;
         }
     }
