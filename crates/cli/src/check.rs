@@ -280,7 +280,15 @@ fn check_notebook(path: &Path, bytes: &[u8], run: Run<'_, '_>, shown: String) ->
     let Run { resolver, gpu, args, cache, needs } = run;
     let problem = |message: String| Problem { path: shown.clone(), message };
     let mut notebook = gpulens_syntax::notebook::Notebook::read(bytes).map_err(problem)?;
-    let settings = gpulens_diagnostics::Settings { notebook: true, ..(*resolver.settings_for(path)).clone() };
+    // What the saved outputs show of sizes (only as they were when read:
+    // fixes change code, not outputs).
+    let sizes = notebook
+        .recorded_sizes()
+        .into_iter()
+        .map(|(name, rows, elements)| gpulens_diagnostics::RecordedSize { name, rows, elements })
+        .collect();
+    let facts = std::sync::Arc::new(gpulens_diagnostics::NotebookFacts { sizes });
+    let settings = gpulens_diagnostics::Settings { notebook: Some(facts), ..(*resolver.settings_for(path)).clone() };
     let lookup = cache.map(|c| c.lookup(path, bytes, &settings));
     if let Some(known) = cache.zip(lookup.as_ref()).and_then(|(c, l)| c.get(l, needs.fixes)) {
         let report = FileReport { path: shown, findings: report::locate_in_notebook(known, &notebook, needs), fixed: None, diff: None };

@@ -123,18 +123,41 @@ pub struct Settings {
     pub ignore: Vec<String>,
     /// Below this many elements (or rows) the GPU loses to the CPU.
     pub min_elements: u64,
-    /// The text is a notebook's cells: the zero-code-change modes are
-    /// offered as the magics of its first cell (`%load_ext cudf.pandas`),
-    /// not as the command that runs a script. Set by whoever reads the
-    /// notebook, never configured.
-    pub notebook: bool,
+    /// The text is a notebook's cells (`Some`), and what the notebook says
+    /// beyond its code. The zero-code-change modes are then offered as the
+    /// magics of its first cell (`%load_ext cudf.pandas`), not as the
+    /// command that runs a script. Set by whoever reads the notebook, never
+    /// configured.
+    pub notebook: Option<std::sync::Arc<NotebookFacts>>,
+}
+
+/// What a notebook says beyond its code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotebookFacts {
+    /// Sizes its saved outputs show (see [`RecordedSize`]).
+    pub sizes: Vec<RecordedSize>,
+}
+
+/// A size a notebook's saved output shows for a module-level name: the
+/// output of a cell ending in `df.shape` (`(48000000, 7)`), `len(df)`,
+/// `x.size`, or the display of a table (`[48000000 rows x 7 columns]`).
+/// It counts for a value whose kind the code says (a table, an array) and
+/// whose size it does not, and only where the module binds the name once
+/// (so that the output was of that value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedSize {
+    pub name: String,
+    /// Its first dimension (a table's rows), where the output shows it.
+    pub rows: Option<u64>,
+    /// Its elements (the product of its dimensions), where the output shows them.
+    pub elements: Option<u64>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         // The decision framework: under ~10K elements the GPU's launch and
         // transfer overheads outweigh its throughput.
-        Settings { select: Vec::new(), ignore: Vec::new(), min_elements: 10_000, notebook: false }
+        Settings { select: Vec::new(), ignore: Vec::new(), min_elements: 10_000, notebook: None }
     }
 }
 
@@ -166,14 +189,18 @@ pub fn check(text: &str, tree: &Tree, settings: &Settings, gpu: &GpuProfile) -> 
     if !might_have_findings(text) {
         return Vec::new();
     }
-    let plan = Plan::new(text, tree, knowledge, &mut Scans::default());
+    let mut plan = Plan::new(text, tree, knowledge, &mut Scans::default());
+    if let Some(outside) = plan.outside.as_mut() {
+        outside.read_notebook(settings);
+    }
     let outside = plan.outside.as_ref().expect("a plan made without memory walks the outside");
     let quiet: Vec<bool> = plan.units.iter().map(|u| u.quiet).collect();
     let quiet: Vec<usize> = plan.unwalked(&quiet).map(|u| u.id).collect();
     if quiet.len() == plan.units.len() {
         return finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), outside, run_rules(outside, text, tree, settings, gpu, true));
     }
-    let module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    let mut module = Module::new_skipping(text, tree, knowledge, &sorted(quiet));
+    module.read_notebook(settings);
     finish(text, tree, plan.units.iter().map(|u| u.node), &plan.units_and_calls(), outside, run_rules(&module, text, tree, settings, gpu, true))
 }
 
@@ -197,6 +224,7 @@ fn check_once(
     let mut module = Module::new_skipping(text, tree, Knowledge::get(), &sorted(skip));
     module.hidden_definitions = hidden.iter().cloned().collect();
     module.place = place.cloned();
+    module.read_notebook(settings);
     let findings = run_rules(&module, text, tree, settings, gpu, with_fixes);
     // The functions that call others in a loop, for hotness.
     let callers: Vec<(Node<'_>, Vec<String>)> = units

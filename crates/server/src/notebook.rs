@@ -229,7 +229,7 @@ impl OpenNotebook {
     /// calling thread (opening, new settings). Returns the cells whose
     /// findings changed.
     pub fn analyse(&mut self, settings: &Settings, gpu: &GpuProfile) -> Vec<usize> {
-        let settings = Settings { notebook: true, ..settings.clone() };
+        let settings = Settings { notebook: Some(Default::default()), ..settings.clone() };
         let mut cache = self.memory.cache();
         let findings = guard("notebook analysis", || {
             self.joined.reparse(&mut |_| false);
@@ -293,7 +293,7 @@ impl OpenNotebook {
                 return Err(self.distribute(&findings));
             }
         }
-        let settings = Settings { notebook: true, ..effective.settings.clone() };
+        let settings = Settings { notebook: Some(Default::default()), ..effective.settings.clone() };
         Ok(Job {
             doc: self.joined.clone(),
             memory: self.memory.clone(),

@@ -51,6 +51,8 @@ pub struct Cell {
     pub source_is_list: bool,
     /// Whether it is analysed (a code cell in Python).
     pub python: bool,
+    /// The plain text of its saved result (`execute_result`), if any.
+    pub result: Option<String>,
 }
 
 /// A Python cell's place in the joined text.
@@ -84,6 +86,16 @@ struct RawCell<'a> {
     source: &'a RawValue,
     #[serde(default)]
     metadata: Option<serde_json::Value>,
+    #[serde(default, borrow)]
+    outputs: Option<Vec<&'a RawValue>>,
+}
+
+/// One saved output of a code cell, its data left unread but for the plain text.
+#[derive(Deserialize)]
+struct RawOutput<'a> {
+    output_type: String,
+    #[serde(default, borrow)]
+    data: Option<std::collections::HashMap<String, &'a RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -133,7 +145,16 @@ impl Notebook {
             if let Some(masked) = masked {
                 out.push(i, &text, &masked, &mut line);
             }
-            out.cells.push(Cell { kind: cell.cell_type, text, span: span_of(raw_cell), source_span, source_is_list, python });
+            // (An output that cannot be read is no reason to refuse the notebook.)
+            let result = cell.outputs.iter().flatten().find_map(|o| {
+                let output: RawOutput<'_> = serde_json::from_str(o.get()).ok()?;
+                let plain = output.data.filter(|_| output.output_type == "execute_result")?.remove("text/plain")?;
+                match serde_json::from_str::<Source>(plain.get()).ok()? {
+                    Source::One(s) => Some(s),
+                    Source::Lines(lines) => Some(lines.concat()),
+                }
+            });
+            out.cells.push(Cell { kind: cell.cell_type, text, span: span_of(raw_cell), source_span, source_is_list, python, result });
         }
         Ok(out)
     }
@@ -165,6 +186,31 @@ impl Notebook {
         }
     }
 
+    /// The sizes the Python cells' saved results show, by name (see
+    /// [`recorded_size`]): each as (name, first dimension, elements). A
+    /// name two results disagree about is left out.
+    pub fn recorded_sizes(&self) -> Vec<(String, Option<u64>, Option<u64>)> {
+        let mut sizes: Vec<(String, Option<u64>, Option<u64>)> = Vec::new();
+        let mut disputed: Vec<String> = Vec::new();
+        for cell in self.cells.iter().filter(|c| c.python) {
+            let Some((name, rows, elements)) = cell.result.as_deref().and_then(|r| recorded_size(&cell.text, r)) else { continue };
+            match sizes.iter_mut().find(|s| s.0 == name) {
+                None => sizes.push((name, rows, elements)),
+                Some(known) => {
+                    let agree = |a: Option<u64>, b: Option<u64>| a.zip(b).is_none_or(|(a, b)| a == b);
+                    if agree(known.1, rows) && agree(known.2, elements) {
+                        known.1 = known.1.or(rows);
+                        known.2 = known.2.or(elements);
+                    } else {
+                        disputed.push(name);
+                    }
+                }
+            }
+        }
+        sizes.retain(|s| !disputed.contains(&s.0));
+        sizes
+    }
+
     /// The cell (index into [`Notebook::cells`]) and 0-based line within it
     /// of the joined text's 0-based `line`.
     pub fn cell_line(&self, line: usize) -> (usize, usize) {
@@ -181,6 +227,50 @@ impl Notebook {
         let i = self.parts.partition_point(|p| p.start <= offset).checked_sub(1)?;
         self.parts.get(i)
     }
+}
+
+/// What a cell's saved result `result` says of the size of a name, read
+/// from the cell's last line: `x.shape` and a tuple of numbers (`(48000000,
+/// 7)`: 48M rows, 336M elements), `x.shape[0]` or `len(x)` and a number
+/// (rows), `x.size` and a number (elements), or `x` alone displayed as a
+/// pandas table (`[48000000 rows x 7 columns]`) or Series (`Length:
+/// 48000000`). Returns (name, first dimension, elements).
+pub fn recorded_size(cell: &str, result: &str) -> Option<(String, Option<u64>, Option<u64>)> {
+    let last = cell.lines().map(str::trim_end).rfind(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))?;
+    if last.starts_with(char::is_whitespace) {
+        return None; // inside a block: not the cell's result
+    }
+    let is_name = |s: &str| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let number = |s: &str| s.trim().replace('_', "").parse::<u64>().ok();
+    let result = result.trim();
+    let (name, rows, elements) = if let Some(name) = last.strip_suffix(".shape").filter(|n| is_name(n)) {
+        let inner = result.strip_prefix('(')?.strip_suffix(')')?;
+        let dims: Vec<u64> = inner.split(',').map(str::trim).filter(|d| !d.is_empty()).map(number).collect::<Option<_>>()?;
+        let elements = dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d));
+        (name, dims.first().copied(), elements)
+    } else if let Some(name) = last.strip_suffix(".shape[0]").filter(|n| is_name(n)) {
+        (name, Some(number(result)?), None)
+    } else if let Some(name) = last.strip_prefix("len(").and_then(|r| r.strip_suffix(')')).filter(|n| is_name(n)) {
+        (name, Some(number(result)?), None)
+    } else if let Some(name) = last.strip_suffix(".size").filter(|n| is_name(n)) {
+        (name, None, Some(number(result)?))
+    } else if is_name(last) {
+        let tail = result.lines().last()?.trim();
+        if let Some(dims) = tail.strip_prefix('[').and_then(|t| t.strip_suffix(" columns]")) {
+            let (rows, columns) = dims.split_once(" rows x ")?;
+            let (rows, columns) = (number(rows)?, number(columns)?);
+            (last, Some(rows), rows.checked_mul(columns))
+        } else {
+            let length = tail.split(", ").find_map(|part| part.strip_prefix("Length: ")).and_then(number)?;
+            (last, Some(length), Some(length))
+        }
+    } else {
+        return None;
+    };
+    Some((name.to_string(), rows, elements))
 }
 
 /// The magics of IPython that may be called without `%` (automagic), as
@@ -499,5 +589,29 @@ mod tests {
         let r = br#"{"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"language": "R", "name": "ir"}}, "cells": [{"cell_type": "code", "metadata": {}, "source": "x <- 1"}]}"#;
         let notebook = Notebook::read(r).unwrap();
         assert!(notebook.parts.is_empty() && notebook.python.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod recorded {
+    use super::recorded_size;
+
+    #[test]
+    fn sizes_read_from_a_cells_result() {
+        let size = |cell: &str, result: &str| recorded_size(cell, result);
+        let got = |name: &str, rows: Option<u64>, elements: Option<u64>| Some((name.to_string(), rows, elements));
+        assert_eq!(size("df = load()\ndf.shape", "(48000000, 7)"), got("df", Some(48_000_000), Some(336_000_000)));
+        assert_eq!(size("x.shape\n\n# done\n", "(1000,)"), got("x", Some(1000), Some(1000)));
+        assert_eq!(size("len(trips)", "48000000"), got("trips", Some(48_000_000), None));
+        assert_eq!(size("df.shape[0]", "12"), got("df", Some(12), None));
+        assert_eq!(size("a.size", "64"), got("a", None, Some(64)));
+        assert_eq!(size("df", "   a  b\n0  1  2\n..\n\n[48000000 rows x 2 columns]"), got("df", Some(48_000_000), Some(96_000_000)));
+        assert_eq!(size("s", "0    1.0\n...\nName: fare, Length: 5000, dtype: float64"), got("s", Some(5000), Some(5000)));
+        // Not a size, or not of a name: nothing.
+        assert_eq!(size("df.head()", "   a  b\n0  1  2"), None);
+        assert_eq!(size("df", "   a  b\n0  1  2"), None);
+        assert_eq!(size("for x in y:\n    x.shape", "(3, 3)"), None);
+        assert_eq!(size("df.a.shape", "(3,)"), None);
+        assert_eq!(size("x.shape", "torch.Size([3, 4])"), None);
     }
 }

@@ -57,6 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gpulens.showGpuReport", showGpuReport),
     vscode.commands.registerCommand("gpulens.restartServer", restart),
+    vscode.commands.registerCommand("gpulens.insertNotebookCell", insertNotebookCell),
     vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
     { dispose: () => clearTimeout(profileTimer) },
   );
@@ -121,6 +122,16 @@ async function start(): Promise<void> {
     stdioOptions: { stdout: forwardServerLog, stderr: forwardServerLog },
   };
   client = new LanguageClient("gpulens", "gpulens", serverOptions, clientOptions);
+  // Tells the server this client inserts notebook cells for it (LSP has no
+  // notebook edit): its "first cell" actions then run gpulens.insertNotebookCell.
+  client.registerFeature({
+    fillClientCapabilities(capabilities) {
+      capabilities.experimental = { ...(capabilities.experimental ?? {}), gpulens: { insertNotebookCell: true } };
+    },
+    initialize() {},
+    getState: () => ({ kind: "static" }),
+    clear() {},
+  });
   setStatus("$(loading~spin) gpulens", "Starting the gpulens language server");
   try {
     await client.start();
@@ -296,6 +307,23 @@ function forwardServerLog(input: Readable, channel: vscode.LogOutputChannel): vo
         channel.info(message);
     }
   });
+}
+
+/**
+ * The server's "first cell" code action (`%load_ext cudf.pandas`): inserts a
+ * Python code cell holding `text` at `index` of the open notebook `notebookUri`.
+ */
+async function insertNotebookCell(notebookUri: string, index: number, text: string): Promise<boolean> {
+  const wanted = vscode.Uri.parse(notebookUri).toString();
+  const notebook = vscode.workspace.notebookDocuments.find((n) => n.uri.toString() === wanted);
+  if (!notebook) {
+    output.warn(`gpulens: no open notebook ${notebookUri} to insert a cell into`);
+    return false;
+  }
+  const cell = new vscode.NotebookCellData(vscode.NotebookCellKind.Code, text, "python");
+  const edit = new vscode.WorkspaceEdit();
+  edit.set(notebook.uri, [vscode.NotebookEdit.insertCells(Math.min(index, notebook.cellCount), [cell])]);
+  return vscode.workspace.applyEdit(edit);
 }
 
 function setStatus(text: string, tooltip: string): void {

@@ -50,19 +50,18 @@ fs.mkdirSync(shots, { recursive: true });
 fs.copyFileSync(example, file);
 const original = fs.readFileSync(file, "utf8");
 const originalLines = original.split("\n");
-// A notebook with one Python cell that gpulens flags.
-const notebook = path.join(work, "workspace", "spectrum.ipynb");
+// A notebook whose second cell groups the table its first cell reads: its
+// finding (CUDF002) needs the name from the cell before.
+const notebook = path.join(work, "workspace", "sales.ipynb");
+const NOTEBOOK_CODE = "CUDF002";
+const codeCell = (source) => ({ cell_type: "code", execution_count: null, metadata: {}, outputs: [], source });
 fs.writeFileSync(
   notebook,
   JSON.stringify({
     cells: [
-      {
-        cell_type: "code",
-        execution_count: null,
-        metadata: {},
-        outputs: [],
-        source: ["import numpy as np\n", "\n", "signal = np.random.rand(1_000_000)\n", "spectrum = np.fft.fft(signal)\n"],
-      },
+      codeCell(["import pandas as pd\n", "\n", "sales = pd.read_parquet('sales.parquet')\n"]),
+      { cell_type: "markdown", metadata: {}, source: ["Totals per store"] },
+      codeCell(["totals = sales.groupby('store').agg({'amount': 'sum'})"]),
     ],
     metadata: { language_info: { name: "python" } },
     nbformat: 4,
@@ -323,15 +322,78 @@ async function main() {
   );
   await screenshot("gpu-report");
 
-  // The Python cells of a notebook get gpulens diagnostics too.
+  // A notebook: the cells are one module (the finding in the third cell
+  // needs the table the first one read).
   await quickOpen(path.basename(notebook));
-  await page.waitForSelector(".notebook-editor .cell-editor-container, .notebookOverlay .monaco-editor", { timeout: 60000 });
-  await page.waitForSelector(
-    ".notebookOverlay .squiggly-hint, .notebookOverlay .squiggly-info, .notebook-editor .squiggly-hint, .notebook-editor .squiggly-info",
-    { timeout: 60000 },
-  );
-  log("notebook cell has gpulens diagnostics");
+  await page.waitForSelector(".notebook-editor .cell-editor-container", { timeout: 60000 });
+  const cellEditors = ".notebook-editor .cell-editor-container .monaco-editor";
+  const cellTexts = async () =>
+    (await page.locator(`${cellEditors} .view-lines`).allInnerTexts()).map((t) => t.replace(/\u00a0/g, " "));
+  // (Its findings are hints, which VS Code marks in the text but leaves out of the Problems panel.)
+  const groupCell = async () => (await cellTexts()).findIndex((t) => t.includes("groupby"));
+  await until(`${NOTEBOOK_CODE} marked in the grouping cell`, async () => {
+    const index = await groupCell();
+    return index >= 0 && (await page.locator(cellEditors).nth(index).locator(".squiggly-hint").count()) > 0;
+  });
+  log(`notebook: ${NOTEBOOK_CODE} marked in the grouping cell`);
   await screenshot("notebook");
+
+  // Quick fixes on the grouping cell: put the cursor on the line and press Ctrl+.
+  async function cellQuickFix(cellText, label) {
+    const index = (await cellTexts()).findIndex((t) => t.includes(cellText));
+    if (index < 0) throw new Error(`no cell holds ${cellText}: ${JSON.stringify(await cellTexts())}`);
+    await page.locator(cellEditors).nth(index).locator(".view-lines").click();
+    // Into `sales.groupby(...)` on the cell's first line.
+    await page.keyboard.press("Home");
+    for (let i = 0; i < 12; i++) await page.keyboard.press("ArrowRight");
+    await page.waitForTimeout(500);
+    await page.keyboard.press("Control+.");
+    await page.waitForSelector(`${menu} .monaco-list-row`, { state: "visible", timeout: 30000 });
+    await until(`"${label}" in the cell's quick fix menu`, async () =>
+      (await page.locator(`${menu} .monaco-list-row`).allInnerTexts()).some((t) => t.includes(label)),
+    );
+    const entries = await page.locator(`${menu} .monaco-list-row`).allInnerTexts();
+    log(`cell quick fixes: ${JSON.stringify(entries.map((t) => t.trim()).filter(Boolean))}`);
+    await until(`"${label}" to be focused`, async () => {
+      const focused = await page.locator(`${menu} .monaco-list-row.focused`).innerText().catch(() => "");
+      if (focused.includes(label)) return true;
+      await page.keyboard.press("ArrowDown");
+      await page.waitForTimeout(100);
+      return false;
+    }, 15000);
+  }
+
+  // "Run pandas on the GPU": a first cell with the magic, inserted by the extension.
+  const MAGIC = "%load_ext cudf.pandas";
+  await cellQuickFix("groupby", MAGIC);
+  await screenshot("notebook-quick-fix-menu");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
+  await until("the magic in a new first cell", async () => (await cellTexts())[0]?.trim() === MAGIC);
+  await screenshot("notebook-first-cell");
+
+  // A quick fix inside a cell: the finding disabled on its line.
+  await cellQuickFix("groupby", `Disable ${NOTEBOOK_CODE} for this line`);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
+  await until("the suppression comment in the cell", async () =>
+    (await cellTexts()).some((t) => t.includes(`# gpulens: ignore[${NOTEBOOK_CODE}]`)),
+  );
+  await screenshot("notebook-fix-applied");
+
+  const before = fs.readFileSync(notebook, "utf8");
+  await page.keyboard.press("Control+S");
+  await until("the notebook to be saved", () => fs.readFileSync(notebook, "utf8") !== before, 20000);
+  const cells = JSON.parse(fs.readFileSync(notebook, "utf8")).cells;
+  const sources = cells.map((c) => (Array.isArray(c.source) ? c.source.join("") : c.source));
+  if (sources.length !== 4 || sources[0] !== MAGIC || cells[0].cell_type !== "code") {
+    throw new Error(`the saved notebook does not start with a ${MAGIC} cell: ${JSON.stringify(sources)}`);
+  }
+  if (!sources[3].endsWith(`# gpulens: ignore[${NOTEBOOK_CODE}]`)) {
+    throw new Error(`the grouping cell was not fixed: ${JSON.stringify(sources[3])}`);
+  }
+  log(`saved notebook: a first cell ${JSON.stringify(sources[0])}, and ${NOTEBOOK_CODE} disabled in the grouping cell`);
+  await screenshot("notebook-saved");
 }
 
 let failed;

@@ -46,7 +46,7 @@ fn zero_code_change(cx: &Context<'_, '_>, library: &str, what: &str, title: &str
     if already {
         return None;
     }
-    if let Some(magic) = mode.notebook.as_deref().filter(|_| cx.settings.notebook) {
+    if let Some(magic) = mode.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()) {
         return Some(Fix::first_cell(Applicability::Unsafe, format!("{what}: a first cell with `{magic}`"), magic.to_string()));
     }
     let mut draft = Draft::new(Applicability::Unsafe, title);

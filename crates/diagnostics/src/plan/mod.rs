@@ -82,6 +82,7 @@ pub fn check_incremental_unless(
     let mut plan = Plan::new(text, tree, knowledge, &mut cache.scans);
     if let Some(outside) = plan.outside.as_mut() {
         outside.place = cache.place.clone();
+        outside.read_notebook(settings);
     }
     if cancel() {
         return None;
@@ -122,6 +123,7 @@ pub fn check_incremental_unless(
             walked = {
                 let mut module = Module::new_skipping_unless(text, tree, knowledge, &skip, cancel)?;
                 module.place = cache.place.clone();
+                module.read_notebook(settings);
                 module
             };
             &walked

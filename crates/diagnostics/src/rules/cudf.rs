@@ -401,7 +401,7 @@ fn row_wise(cx: &Context<'_, '_>, site: &CallSite<'_>) -> bool {
 
 fn zero_code_change(cx: &crate::Context<'_, '_>, lib: &Library) -> String {
     match &lib.zero_code_change {
-        Some(z) => match z.notebook.as_deref().filter(|_| cx.settings.notebook) {
+        Some(z) => match z.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()) {
             Some(magic) => format!(" With {} the code stays unchanged: put `{magic}` in the notebook's first cell.", z.name),
             None => format!(" With {} the code stays unchanged: run `{}`.", z.name, z.script),
         },

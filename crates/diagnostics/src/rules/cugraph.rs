@@ -110,7 +110,7 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let zero = lib
         .zero_code_change
         .as_ref()
-        .map(|z| match z.notebook.as_deref().filter(|_| call.cx.settings.notebook) {
+        .map(|z| match z.notebook.as_deref().filter(|_| call.cx.settings.notebook.is_some()) {
             Some(magic) => format!(" `{magic}` in the notebook's first cell, or"),
             None => format!(" `{}`, or", z.script),
         })

@@ -155,7 +155,7 @@ impl Call<'_, '_> {
 /// start of a sentence: the command for a script, the magic of a
 /// notebook's first cell.
 pub(crate) fn run_unchanged(cx: &Context<'_, '_>, mode: &gpulens_knowledge::ZeroCodeChange) -> String {
-    match mode.notebook.as_deref().filter(|_| cx.settings.notebook) {
+    match mode.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()) {
         Some(magic) => format!("Run the notebook unchanged with `{magic}` in its first cell"),
         None => format!("Run the script unchanged with `{}`", mode.script),
     }

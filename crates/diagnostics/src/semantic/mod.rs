@@ -196,6 +196,8 @@ pub struct Module<'t> {
     /// Where the module sits in its project, when the caller knows: what the
     /// other modules' functions return (see [`crate::project`]).
     pub(crate) place: Option<crate::project::Place>,
+    /// Sizes a notebook's saved outputs show (see `crate::RecordedSize`).
+    pub(crate) recorded: std::sync::Arc<crate::NotebookFacts>,
     /// Function node id → what the context rules read in it, gathered on
     /// first use (they read a function once per call in it). Byte ranges,
     /// not nodes: a cell holding nodes would pin the tree's lifetime.
@@ -379,6 +381,7 @@ impl<'t> Module<'t> {
             parameters: std::cell::RefCell::new(HashMap::default()),
             mirror_calls: Default::default(),
             place: None,
+            recorded: Default::default(),
             text,
             imports: rustc_hash::FxHashMap::default(),
             bindings: rustc_hash::FxHashMap::default(),
@@ -510,6 +513,14 @@ impl<'t> Module<'t> {
     /// [`gpulens_syntax::preorder`] gives, read from the walk's list where the
     /// walk entered `node` (see [`Module::order`]). `node` must belong to
     /// this module's tree.
+    /// Takes what the notebook the text comes from says beyond its code
+    /// (nothing for a file).
+    pub(crate) fn read_notebook(&mut self, settings: &crate::Settings) {
+        if let Some(facts) = &settings.notebook {
+            self.recorded = facts.clone();
+        }
+    }
+
     pub fn preorder(&self, node: Node<'t>) -> Preorder<'_, 't> {
         let start = node.start_byte();
         let mut at = self.order.partition_point(|n| n.start_byte() < start);

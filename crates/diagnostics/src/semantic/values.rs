@@ -28,6 +28,26 @@ impl<'t> Module<'t> {
         before(module).or_else(|| (scope != MODULE_SCOPE).then(|| module.last().map(|(_, b)| *b)).flatten())
     }
 
+    /// The size a notebook's saved output shows for the module-level `name`
+    /// (see `crate::RecordedSize`), given to `value` where the code says
+    /// its kind and not its size, and binds the name once at module level
+    /// and nowhere in `scope`. Never in place of a size the code says.
+    fn recorded_size(&self, name: &str, scope: usize, value: Value) -> Option<Value> {
+        if self.recorded.sizes.is_empty() || (scope != MODULE_SCOPE && self.bindings.contains_key(&(scope, name))) {
+            return None;
+        }
+        let recorded = self.recorded.sizes.iter().find(|r| r.name == name)?;
+        if self.bindings.get(&(MODULE_SCOPE, name)).is_none_or(|b| b.len() != 1) {
+            return None;
+        }
+        match value {
+            Value::Frame(None) => recorded.rows.map(|n| Value::Frame(Some(n))),
+            Value::Array(None) => recorded.elements.map(|n| Value::Array(Some(n))),
+            Value::Device(None) => recorded.elements.map(|n| Value::Device(Some(n))),
+            _ => None,
+        }
+    }
+
     /// The source that defines `expr`'s value: its own text, or for a name,
     /// the right-hand side of the assignment its use sees.
     pub fn defining_text(&self, expr: Node<'_>, scope: usize) -> &'t str {
@@ -135,7 +155,10 @@ impl<'t> Module<'t> {
                 // A comprehension's own variable (which nothing outside it sees).
                 let binding = self.comprehension_variable(expr, name).or_else(|| self.lookup(scope, name, expr.start_byte()));
                 match binding {
-                    Some(Binding::Assigned(rhs)) => self.eval(rhs, scope, depth),
+                    Some(Binding::Assigned(rhs)) => {
+                        let value = self.eval(rhs, scope, depth);
+                        self.recorded_size(name, scope, value).unwrap_or(value)
+                    }
                     // An annotation that names no data (`Any`, a protocol) leaves
                     // the other evidence a parameter has.
                     Some(Binding::Annotated(ty)) => match self.annotation_value(ty) {
