@@ -62,6 +62,13 @@ fn each_notebook_fixed() {
         };
         assert_eq!(kept(&before), kept(&after), "{name}: outputs and metadata kept");
         assert_eq!(before["metadata"], after["metadata"], "{name}");
+        // A mode the fixes switched on leaves none of the advice it carries out.
+        if fixed.contains("%load_ext cudf.pandas") {
+            let again = gpulens(&["check", "--no-cache", "--format", "json", &name], dir.path());
+            let v: Value = serde_json::from_slice(&again.stdout).unwrap();
+            let codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+            assert!(!codes.iter().any(|c| matches!(*c, "CUDF001" | "CUDF002")), "{name}: {codes:?}");
+        }
         insta::assert_snapshot!(format!("fixed@{name}"), fixed);
     }
 }

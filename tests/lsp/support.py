@@ -37,6 +37,7 @@ class GpulensClient(LanguageClient):
         super().__init__(*args, **kwargs)
         self.published: list[types.PublishDiagnosticsParams] = []
         self.registrations: list[types.Registration] = []
+        self.inlay_refresh_count = 0
         self.init_result: Optional[types.InitializeResult] = None
 
     # --- what the server negotiated
@@ -134,11 +135,16 @@ def _register_capability(client: GpulensClient, params: types.RegistrationParams
     client.registrations.extend(params.registrations)
 
 
+def _inlay_hint_refresh(client: GpulensClient, params: None) -> None:
+    client.inlay_refresh_count += 1
+
+
 def make_client() -> GpulensClient:
     client = GpulensClient(converter_factory=default_converter)
     features: dict[str, Callable[..., Any]] = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _publish_diagnostics
     features[types.CLIENT_REGISTER_CAPABILITY] = _register_capability
+    features[types.WORKSPACE_INLAY_HINT_REFRESH] = _inlay_hint_refresh
     for method, handler in features.items():
         client.feature(method)(handler)
     return client

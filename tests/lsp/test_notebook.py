@@ -58,8 +58,12 @@ async def published_for(client: GpulensClient, uri: str, codes: list[str]) -> li
 
 
 async def test_cells_are_one_module_with_positions_of_their_own(tmp_path):
-    # (These capabilities get pushed diagnostics; Neovim's pull them.)
-    async with session(client_capabilities("visual-studio-code"), tmp_path) as client:
+    # (These capabilities get pushed diagnostics; Neovim's pull them. VS Code
+    # itself takes inlay hint refreshes; pytest-lsp's copy of its
+    # capabilities leaves that out.)
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.workspace.inlay_hint = types.InlayHintWorkspaceClientCapabilities(refresh_support=True)
+    async with session(capabilities, tmp_path) as client:
         capability = client.init_result.capabilities.notebook_document_sync
         assert capability is not None
         open_notebook(client)
@@ -117,6 +121,11 @@ async def test_cells_are_one_module_with_positions_of_their_own(tmp_path):
         )
         await published_for(client, cell_uri(2), [])
         await published_for(client, cell_uri(1), [])
+        # Cell 3's text is unchanged: the editor is told to ask for its inlay hints again.
+        deadline = time.monotonic() + TIMEOUT
+        while client.inlay_refresh_count == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert client.inlay_refresh_count > 0
 
         # A new cell that reads a table, then the cell removed: its findings cleared.
         client.notebook_document_did_change(

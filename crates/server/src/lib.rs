@@ -48,6 +48,8 @@ struct State {
     pull: AtomicBool,
     /// The client accepts `workspace/diagnostic/refresh`.
     refresh: AtomicBool,
+    /// The client accepts `workspace/inlayHint/refresh`.
+    inlay_refresh: AtomicBool,
     /// The client runs the command that inserts a notebook cell (see
     /// `notebook::INSERT_CELL`), announced in its experimental capabilities.
     insert_cell: AtomicBool,
@@ -129,6 +131,7 @@ impl Backend {
                 pull: AtomicBool::new(false),
                 refresh: AtomicBool::new(false),
                 insert_cell: AtomicBool::new(false),
+                inlay_refresh: AtomicBool::new(false),
                 editor: RwLock::new(editor),
                 project: RwLock::new(None),
                 project_file: RwLock::new(None),
@@ -435,6 +438,14 @@ impl LanguageServer for Backend {
             .and_then(|d| d.refresh_support)
             .unwrap_or(false);
         self.state.refresh.store(refresh, Ordering::Relaxed);
+        let inlay_refresh = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.inlay_hint.as_ref())
+            .and_then(|i| i.refresh_support)
+            .unwrap_or(false);
+        self.state.inlay_refresh.store(inlay_refresh, Ordering::Relaxed);
         let insert_cell = params.capabilities.experimental.as_ref().and_then(|e| e.pointer("/gpulens/insertNotebookCell")).and_then(|v| v.as_bool());
         self.state.insert_cell.store(insert_cell.unwrap_or(false), Ordering::Relaxed);
         let watch = params

@@ -659,6 +659,16 @@ impl crate::Backend {
     /// `closed` cells no longer in it (all pushed where the client does not
     /// pull; a client that pulls is asked to pull again).
     async fn publish_cells(&self, uri: &Uri, first: Vec<Uri>, changed: &[usize], closed: Vec<Uri>) {
+        // A cell whose findings changed while its text did not (a name an
+        // earlier cell defines; a mode switched on): the editor asks for its
+        // inlay hints only when told to.
+        let elsewhere = self.state.notebooks.get(uri).is_some_and(|nb| changed.iter().any(|&i| nb.cells.get(i).is_some_and(|c| !first.contains(&c.uri))));
+        if elsewhere && self.state.inlay_refresh.load(Ordering::Relaxed) && self.effective().inlay_hints {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.inlay_hint_refresh().await;
+            });
+        }
         if self.state.pull.load(Ordering::Relaxed) {
             if self.state.refresh.load(Ordering::Relaxed) {
                 // (Never awaited in a handler: spawned.)

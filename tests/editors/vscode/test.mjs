@@ -59,7 +59,7 @@ fs.writeFileSync(
   notebook,
   JSON.stringify({
     cells: [
-      codeCell(["import pandas as pd\n", "\n", "sales = pd.read_parquet('sales.parquet')\n"]),
+      codeCell(["import pandas as pd\n", "\n", "sales = pd.read_parquet('sales.parquet')"]),
       { cell_type: "markdown", metadata: {}, source: ["Totals per store"] },
       codeCell(["totals = sales.groupby('store').agg({'amount': 'sum'})"]),
     ],
@@ -343,7 +343,8 @@ async function main() {
     const index = (await cellTexts()).findIndex((t) => t.includes(cellText));
     if (index < 0) throw new Error(`no cell holds ${cellText}: ${JSON.stringify(await cellTexts())}`);
     await page.locator(cellEditors).nth(index).locator(".view-lines").click();
-    // Into `sales.groupby(...)` on the cell's first line.
+    // Twelve characters into the cell's last line: inside `pd.read_parquet(...)`, `sales.groupby(...)`.
+    await page.keyboard.press("Control+End");
     await page.keyboard.press("Home");
     for (let i = 0; i < 12; i++) await page.keyboard.press("ArrowRight");
     await page.waitForTimeout(500);
@@ -363,23 +364,28 @@ async function main() {
     }, 15000);
   }
 
-  // "Run pandas on the GPU": a first cell with the magic, inserted by the extension.
+  // A quick fix inside a cell: the read's finding disabled on its line.
+  await cellQuickFix("read_parquet", "Disable CUDF001 for this line");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
+  await until("the suppression comment in the cell", async () =>
+    (await cellTexts()).some((t) => t.includes("# gpulens: ignore[CUDF001]")),
+  );
+  await screenshot("notebook-fix-applied");
+
+  // "Run pandas on the GPU": a first cell with the magic, inserted by the
+  // extension; with cudf.pandas on, the grouping is no longer advice.
   const MAGIC = "%load_ext cudf.pandas";
   await cellQuickFix("groupby", MAGIC);
   await screenshot("notebook-quick-fix-menu");
   await page.keyboard.press("Enter");
   await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
   await until("the magic in a new first cell", async () => (await cellTexts())[0]?.trim() === MAGIC);
+  await until(`${NOTEBOOK_CODE} gone from the grouping cell`, async () => {
+    const index = await groupCell();
+    return index >= 0 && (await page.locator(cellEditors).nth(index).locator(".squiggly-hint").count()) === 0;
+  });
   await screenshot("notebook-first-cell");
-
-  // A quick fix inside a cell: the finding disabled on its line.
-  await cellQuickFix("groupby", `Disable ${NOTEBOOK_CODE} for this line`);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
-  await until("the suppression comment in the cell", async () =>
-    (await cellTexts()).some((t) => t.includes(`# gpulens: ignore[${NOTEBOOK_CODE}]`)),
-  );
-  await screenshot("notebook-fix-applied");
 
   const before = fs.readFileSync(notebook, "utf8");
   await page.keyboard.press("Control+S");
@@ -389,10 +395,10 @@ async function main() {
   if (sources.length !== 4 || sources[0] !== MAGIC || cells[0].cell_type !== "code") {
     throw new Error(`the saved notebook does not start with a ${MAGIC} cell: ${JSON.stringify(sources)}`);
   }
-  if (!sources[3].endsWith(`# gpulens: ignore[${NOTEBOOK_CODE}]`)) {
-    throw new Error(`the grouping cell was not fixed: ${JSON.stringify(sources[3])}`);
+  if (!sources[1].endsWith("# gpulens: ignore[CUDF001]")) {
+    throw new Error(`the reading cell was not fixed: ${JSON.stringify(sources[1])}`);
   }
-  log(`saved notebook: a first cell ${JSON.stringify(sources[0])}, and ${NOTEBOOK_CODE} disabled in the grouping cell`);
+  log(`saved notebook: a first cell ${JSON.stringify(sources[0])}, and CUDF001 disabled in the reading cell`);
   await screenshot("notebook-saved");
 }
 

@@ -39,11 +39,7 @@ pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
 /// `what`: the title's start, what the mode does.
 fn zero_code_change(cx: &Context<'_, '_>, library: &str, what: &str, title: &str) -> Option<Fix> {
     let mode = crate::rules::library(cx, library).zero_code_change.as_ref()?;
-    let text = cx.module.text;
-    let install_call = mode.code.as_deref()?.lines().last()?.trim();
-    let already = install_call.strip_suffix(')').is_some_and(|call| text.contains(call))
-        || mode.notebook.as_deref().is_some_and(|magic| text.contains(magic.trim_start_matches('%')));
-    if already {
+    if crate::rules::mode_switched_on(cx, library) {
         return None;
     }
     if let Some(magic) = mode.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()) {

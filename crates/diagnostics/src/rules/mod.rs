@@ -111,7 +111,38 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             f.message.push_str(&scale_out_phrase(cx, f.library, None));
         }
     }
+    // What a zero-code-change mode the code switches on already does is not advice.
+    for (library, done) in DONE_BY_MODE {
+        if !done.is_empty() && mode_switched_on(cx, library) {
+            out.retain(|f| !done.contains(&f.code));
+        }
+    }
     out
+}
+
+/// The advice a library's zero-code-change mode carries out by itself:
+/// with `cudf.pandas` on, pandas readers and table work already run on the
+/// GPU; with `cuml.accel` on, the estimators it accelerates do. What the
+/// mode leaves on the CPU (its fallbacks, CUDF004 and CUML002; a row loop,
+/// CUDF003; functions it does not patch, CUML003) is still said.
+const DONE_BY_MODE: &[(&str, &[Code])] = &[("cudf", &[Code::CUDF001, Code::CUDF002]), ("cuml", &[Code::CUML001])];
+
+/// Whether the module switches on `library`'s zero-code-change mode: its
+/// install call (`cudf.pandas.install()`) as a statement, or in a notebook
+/// its magic (`%load_ext cudf.pandas`) as a line of its own.
+pub(crate) fn mode_switched_on(cx: &Context<'_, '_>, library: &str) -> bool {
+    let Some(mode) = library_of(cx, library).and_then(|l| l.zero_code_change.as_ref()) else { return false };
+    let install = mode.code.as_deref().and_then(|c| c.lines().last()).map(str::trim).filter(|c| !c.is_empty());
+    // (A notebook's line magics are read as comments: `#load_ext cudf.pandas`.)
+    let magic = mode.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()).map(|m| m.trim_start_matches('%'));
+    cx.module.text.lines().map(str::trim).any(|line| {
+        install.is_some_and(|call| line == call)
+            || magic.is_some_and(|m| line.strip_prefix(['#', '%']).is_some_and(|rest| rest.split_whitespace().eq(m.split_whitespace())))
+    })
+}
+
+fn library_of(cx: &Context<'_, '_>, id: &str) -> Option<&'static Library> {
+    cx.module.knowledge().library(id)
 }
 
 /// A call resolved to a knowledge-base entry.
