@@ -137,6 +137,9 @@ fn a_diff_previews_the_file_and_changes_nothing() {
     std::fs::write(dir.path().join("nb.ipynb"), &original).unwrap();
     let out = gpulens(&["check", "--diff", "nb.ipynb"], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stdout(&out).contains("+        \"%load_ext cuml.accel\""), "{}", stdout(&out));
     assert_eq!(std::fs::read_to_string(dir.path().join("nb.ipynb")).unwrap(), original);
+    // Shown cell by cell, as Python: the new first cell and each changed cell.
+    insta::assert_snapshot!("diff@colab_training.ipynb", stdout(&out));
+    let explore = gpulens(&["check", "--diff", "explore_sales.ipynb"], &notebooks());
+    insta::assert_snapshot!("diff@explore_sales.ipynb", stdout(&explore));
 }

@@ -158,10 +158,18 @@ fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &
     if args.diff {
         for r in &changed {
             let Some((before, after)) = &r.diff else { continue };
-            let diff = similar::TextDiff::from_lines(before.as_str(), after.as_str());
-            let a = format!("a/{}", r.path);
-            let b = format!("b/{}", r.path);
-            if write!(stdout, "{}", diff.unified_diff().context_radius(3).header(&a, &b)).is_err() {
+            // A notebook's cells, each as Python; else the file's lines.
+            let cells = is_notebook(Path::new(&r.path)).then(|| crate::notebook::cell_diff(&r.path, before, after)).flatten();
+            let written = match cells {
+                Some(cells) => write!(stdout, "{cells}"),
+                None => {
+                    let diff = similar::TextDiff::from_lines(before.as_str(), after.as_str());
+                    let a = format!("a/{}", r.path);
+                    let b = format!("b/{}", r.path);
+                    write!(stdout, "{}", diff.unified_diff().context_radius(3).header(&a, &b))
+                }
+            };
+            if written.is_err() {
                 return ExitCode::from(2);
             }
         }

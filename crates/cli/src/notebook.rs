@@ -103,6 +103,37 @@ pub fn write_back(file: &str, notebook: &Notebook, fixed: &str, first_cells: &[S
     Ok(out)
 }
 
+/// What fixes change in a notebook, cell by cell: a unified diff of each
+/// changed cell's source (`a/nb.ipynb:cell 3` against `b/nb.ipynb:cell 4`,
+/// numbered as Jupyter shows them in each version) and of each new first
+/// cell. `None` where the two files are not one notebook before and after
+/// cells were put first (then the file's own diff says it).
+pub fn cell_diff(path: &str, before: &str, after: &str) -> Option<String> {
+    let (old, new) = (Notebook::read(before.as_bytes()).ok()?, Notebook::read(after.as_bytes()).ok()?);
+    let added = new.cells.len().checked_sub(old.cells.len())?;
+    if old.cells.iter().zip(&new.cells[added..]).any(|(a, b)| a.kind != b.kind) {
+        return None;
+    }
+    let mut out = String::new();
+    let mut hunk = |from: &str, to: &str, a: &str, b: &str| {
+        // Cells seldom end in a newline: ended alike, none is said to be missing.
+        let ended = |t: &str| if t.is_empty() || t.ends_with('\n') { t.to_string() } else { format!("{t}\n") };
+        let alike = from.is_empty() || from.ends_with('\n') == to.ends_with('\n');
+        let (from, to) = if alike { (ended(from), ended(to)) } else { (from.to_string(), to.to_string()) };
+        let diff = TextDiff::from_lines(&from, &to);
+        out.push_str(&diff.unified_diff().context_radius(3).header(a, b).to_string());
+    };
+    for (i, cell) in new.cells[..added].iter().enumerate() {
+        hunk("", &cell.text, "/dev/null", &format!("b/{path}:cell {} (new)", i + 1));
+    }
+    for (i, (a, b)) in old.cells.iter().zip(&new.cells[added..]).enumerate() {
+        if a.text != b.text {
+            hunk(&a.text, &b.text, &format!("a/{path}:cell {}", i + 1), &format!("b/{path}:cell {}", i + added + 1));
+        }
+    }
+    Some(out)
+}
+
 /// The fixed form of a masked line (`if 1:   f(x)` for `%time f(x)`) with
 /// its IPython syntax put back, when the fix left what was masked alone.
 fn unmasked(masked: &str, original: &str, fixed: &str) -> Option<String> {
