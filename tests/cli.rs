@@ -140,6 +140,39 @@ fn sarif_is_a_valid_non_empty_run() {
 }
 
 #[test]
+fn github_format_annotates_each_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["seed_pandas.py", "seed_sklearn.py"] {
+        std::fs::copy(fixtures().join(name), dir.path().join(name)).unwrap();
+    }
+    // A message with a percent sign and a path with a comma, both escaped.
+    write(dir.path(), "a,b.py", "import numpy as np\nx = np.random.rand(4096, 4096)\ny = np.fft.fft(x)  # 100% CPU\n");
+    let (json, _) = json_check(&["--no-cache", "."], dir.path());
+    let out = gpulens(&["check", "--no-cache", "--format", "github", ".", "missing.py"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(String::from).collect();
+    let (annotations, problems): (Vec<&String>, Vec<&String>) = lines.iter().partition(|l| l.contains("title=gpulens "));
+    assert_eq!(annotations.len(), json["findings"].as_array().unwrap().len(), "{lines:#?}");
+    for (line, finding) in annotations.iter().zip(json["findings"].as_array().unwrap()) {
+        let level = match finding["severity"].as_str().unwrap() {
+            "error" => "error",
+            "warning" => "warning",
+            _ => "notice",
+        };
+        let path = finding["path"].as_str().unwrap().replace(',', "%2C");
+        let expected = format!(
+            "::{level} file={path},line={},col={},endLine={},endColumn={},title=gpulens {} [{}]::",
+            finding["line"], finding["column"], finding["end_line"], finding["end_column"], finding["code"].as_str().unwrap(), finding["library"].as_str().unwrap()
+        );
+        assert!(line.starts_with(&expected), "{line}\n{expected}");
+        assert!(!line.contains('\r'));
+    }
+    assert!(annotations.iter().any(|l| l.starts_with("::") && l.contains("file=a%2Cb.py")), "{lines:#?}");
+    assert_eq!(problems.len(), 1, "{lines:#?}");
+    assert!(problems[0].starts_with("::error file=missing.py,title=gpulens::"), "{}", problems[0]);
+}
+
+#[test]
 fn select_and_ignore() {
     let dir = fixtures();
     let (v, _) = json_check(&["--select", "CUDF001", "seed_pandas.py"], &dir);

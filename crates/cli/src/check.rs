@@ -198,6 +198,7 @@ fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &
         Format::Text => output::text(&mut stdout, reports, checked),
         Format::Json => output::json(&mut stdout, reports, gpu),
         Format::Sarif => output::sarif(&mut stdout, reports, problems),
+        Format::Github => output::github(&mut stdout, reports, problems),
     };
     if written.and_then(|_| stdout.flush()).is_err() {
         return ExitCode::from(2);

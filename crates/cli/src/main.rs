@@ -62,6 +62,8 @@ pub enum Format {
     Text,
     Json,
     Sarif,
+    /// GitHub Actions workflow commands: one annotation per finding.
+    Github,
 }
 
 #[derive(clap::Args, Debug)]

@@ -1,5 +1,5 @@
-//! The three output formats of `check`: text for people, JSON for tools,
-//! SARIF for code-scanning services.
+//! The output formats of `check`: text for people, JSON for tools, SARIF
+//! for code-scanning services, workflow commands for GitHub Actions.
 
 use std::io::{self, Write};
 
@@ -25,6 +25,54 @@ pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io:
         1 => writeln!(out, "Found 1 finding in {checked} {files}."),
         n => writeln!(out, "Found {n} findings in {checked} {files}."),
     }
+}
+
+/// GitHub Actions workflow commands (`::notice file=…,line=…::message`):
+/// an annotation per finding, at its span (in a notebook, relative to its
+/// cell, which the title names), and an error per file that could not be
+/// checked. Hints and information are notices; warnings and errors keep
+/// their level.
+pub fn github(out: &mut impl Write, reports: &[FileReport], problems: &[Problem]) -> io::Result<()> {
+    for report in reports {
+        for f in &report.findings {
+            let r = &f.record;
+            let level = match r.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info | Severity::Hint => "notice",
+            };
+            let cell = f.cell.map(|c| format!(" (cell {c})")).unwrap_or_default();
+            let title = format!("gpulens {} [{}]{cell}", r.code, r.library);
+            writeln!(
+                out,
+                "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}",
+                github_property(&report.path),
+                f.start.0,
+                f.start.1,
+                f.end.0,
+                f.end.1,
+                github_property(&title),
+                github_data(&r.message)
+            )?;
+        }
+    }
+    for p in problems {
+        match p.path.as_str() {
+            "" => writeln!(out, "::error title=gpulens::{}", github_data(&p.message))?,
+            path => writeln!(out, "::error file={},title=gpulens::{}", github_property(path), github_data(&p.message))?,
+        }
+    }
+    Ok(())
+}
+
+/// A workflow command's message, escaped as the runner reads it.
+fn github_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// A workflow command's property value (`file=`, `title=`), escaped.
+fn github_property(text: &str) -> String {
+    github_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown) -> io::Result<()> {
