@@ -17,7 +17,11 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../knowledge");
+    // (Read when the script runs, not when it was compiled: a build script
+    // compiled for a copy of the repository elsewhere, sharing this target
+    // folder, must read this one's knowledge.)
+    let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest).join("../../knowledge");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     collect(&root, &root, &mut files);

@@ -103,6 +103,9 @@ pub fn check_incremental_unless(
         let _ = write!(Hashing(&mut global), "{settings:?}{gpu:?}");
     }
     plan.global.hash(&mut global);
+    // The zero-code-change modes the text switches on (a module-level line
+    // decides whether a function's advice stands).
+    crate::rules::modes_switched_on(text, settings).hash(&mut global);
     if let Some(place) = &cache.place {
         (place.index.digest(), &place.module, place.package).hash(&mut global);
     }
@@ -889,8 +892,9 @@ impl<'t> Plan<'t> {
                     && !scan.text.loops_or_imports
                     && !scan.text.works_through_self
                     && !scan.text.value_methods
-                    // (A product of arrays another method set on `self`.)
-                    && (!scan.text.reads_self || !scan.text.matmul);
+                    // (A product `a @ b` needs no name a rule looks at: its
+                    // operands' values decide, from wherever they come.)
+                    && !scan.text.matmul;
                 let calls = scan.text.calls.clone();
                 let gpu_import = scan.text.gpu_import.then_some(text_hash);
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new(), outside_neighbour: false }

@@ -131,18 +131,33 @@ const DONE_BY_MODE: &[(&str, &[Code])] = &[("cudf", &[Code::CUDF001, Code::CUDF0
 /// install call (`cudf.pandas.install()`) as a statement, or in a notebook
 /// its magic (`%load_ext cudf.pandas`) as a line of its own.
 pub(crate) fn mode_switched_on(cx: &Context<'_, '_>, library: &str) -> bool {
-    let Some(mode) = library_of(cx, library).and_then(|l| l.zero_code_change.as_ref()) else { return false };
+    switched_on(cx.module.text, cx.settings, library)
+}
+
+/// [`mode_switched_on`] from the text alone.
+fn switched_on(text: &str, settings: &crate::Settings, library: &str) -> bool {
+    let Some(mode) = Knowledge::get().library(library).and_then(|l| l.zero_code_change.as_ref()) else { return false };
     let install = mode.code.as_deref().and_then(|c| c.lines().last()).map(str::trim).filter(|c| !c.is_empty());
     // (A notebook's line magics are read as comments: `#load_ext cudf.pandas`.)
-    let magic = mode.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()).map(|m| m.trim_start_matches('%'));
-    cx.module.text.lines().map(str::trim).any(|line| {
+    let magic = mode.notebook.as_deref().filter(|_| settings.notebook.is_some()).map(|m| m.trim_start_matches('%'));
+    // (Most texts name neither: one search over the bytes answers for them.)
+    let install_name = install.and_then(|c| c.split('(').next()).filter(|n| !n.is_empty());
+    let magic_name = magic.and_then(|m| m.split_whitespace().last());
+    let named = |n: Option<&str>| n.is_some_and(|n| memchr::memmem::find(text.as_bytes(), n.as_bytes()).is_some());
+    if !named(install_name) && !named(magic_name) {
+        return false;
+    }
+    text.lines().map(str::trim).any(|line| {
         install.is_some_and(|call| line == call)
             || magic.is_some_and(|m| line.strip_prefix(['#', '%']).is_some_and(|rest| rest.split_whitespace().eq(m.split_whitespace())))
     })
 }
 
-fn library_of(cx: &Context<'_, '_>, id: &str) -> Option<&'static Library> {
-    cx.module.knowledge().library(id)
+/// Which of [`DONE_BY_MODE`]'s modes the text switches on, as bits: part of
+/// what every cached analysis of a function depends on (a line outside it
+/// decides whether its advice stands).
+pub(crate) fn modes_switched_on(text: &str, settings: &crate::Settings) -> u8 {
+    DONE_BY_MODE.iter().enumerate().filter(|(_, (library, _))| switched_on(text, settings, library)).fold(0, |bits, (i, _)| bits | 1 << i)
 }
 
 /// A call resolved to a knowledge-base entry.
