@@ -2,6 +2,8 @@
 // Python cells of notebooks, passes the `gpulens.*` settings to it, and shows
 // the GPU the advice is tuned to in the status bar.
 
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as readline from "node:readline";
 import type { Readable } from "node:stream";
 import * as vscode from "vscode";
@@ -37,6 +39,9 @@ interface GpuProfile {
 const REPORT_URI = vscode.Uri.parse("gpulens-report:GPU%20report.md");
 
 let client: LanguageClient | undefined;
+let extensionRoot = "";
+/** The executable the server runs from, and why that one. */
+let server: ServerChoice | undefined;
 let output: vscode.LogOutputChannel;
 let statusItem: vscode.StatusBarItem;
 let lastReport: GpuReport | undefined;
@@ -44,6 +49,7 @@ const reportChanged = new vscode.EventEmitter<vscode.Uri>();
 let profileTimer: NodeJS.Timeout | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionRoot = context.extensionPath;
   output = vscode.window.createOutputChannel("gpulens", { log: true });
   statusItem = vscode.window.createStatusBarItem("gpulens.gpu", vscode.StatusBarAlignment.Right, 100);
   statusItem.name = "gpulens GPU";
@@ -59,6 +65,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("gpulens.restartServer", restart),
     vscode.commands.registerCommand("gpulens.insertNotebookCell", insertNotebookCell),
     vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
+    // Trusted now: a gpulens of the workspace's own may run instead of the bundled one.
+    vscode.workspace.onDidGrantWorkspaceTrust(restart),
     { dispose: () => clearTimeout(profileTimer) },
   );
 
@@ -95,14 +103,91 @@ function serverSettings(): Record<string, unknown> {
   return settings;
 }
 
-function serverCommand(): string {
-  const path = vscode.workspace.getConfiguration("gpulens").get<string>("path", "").trim();
-  return path || "gpulens";
+/** Where the server's executable was found. */
+type ServerSource = "setting" | "environment" | "PATH" | "bundled";
+
+interface ServerChoice {
+  path: string;
+  source: ServerSource;
+}
+
+const SOURCE_LABELS: Record<ServerSource, string> = {
+  setting: "the gpulens.path setting",
+  environment: "the workspace's Python environment",
+  PATH: "PATH",
+  bundled: "bundled with the extension",
+};
+
+const EXECUTABLE = process.platform === "win32" ? "gpulens.exe" : "gpulens";
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The gpulens to run, in this order: the gpulens.path setting, a gpulens in
+ * the workspace's Python environment (a .venv, venv or env folder, or the
+ * environment VS Code was started in), the first on PATH, the one bundled
+ * with the extension. In an untrusted workspace only the bundled one runs:
+ * the others are programs the workspace (or its settings) could name.
+ */
+function findServer(): ServerChoice | undefined {
+  const bundled = path.join(extensionRoot, "bin", EXECUTABLE);
+  const haveBundled = isExecutable(bundled);
+  if (!vscode.workspace.isTrusted) {
+    return haveBundled ? { path: bundled, source: "bundled" } : undefined;
+  }
+  const setting = vscode.workspace.getConfiguration("gpulens").get<string>("path", "").trim();
+  if (setting) {
+    return { path: setting, source: "setting" };
+  }
+  const scripts = process.platform === "win32" ? "Scripts" : "bin";
+  const environments: string[] = [];
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    for (const name of [".venv", "venv", "env"]) {
+      environments.push(path.join(folder.uri.fsPath, name));
+    }
+  }
+  for (const variable of ["VIRTUAL_ENV", "CONDA_PREFIX"]) {
+    const prefix = process.env[variable];
+    if (prefix) {
+      environments.push(prefix);
+    }
+  }
+  for (const prefix of environments) {
+    const candidate = path.join(prefix, scripts, EXECUTABLE);
+    if (isExecutable(candidate)) {
+      return { path: candidate, source: "environment" };
+    }
+  }
+  for (const folder of (process.env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(folder, EXECUTABLE);
+    if (isExecutable(candidate)) {
+      return { path: candidate, source: "PATH" };
+    }
+  }
+  return haveBundled ? { path: bundled, source: "bundled" } : undefined;
 }
 
 async function start(): Promise<void> {
   const config = vscode.workspace.getConfiguration("gpulens");
-  const command = serverCommand();
+  server = findServer();
+  if (!server) {
+    const why = vscode.workspace.isTrusted
+      ? "no gpulens executable: none is set in gpulens.path, in the workspace's Python environment or on PATH, and this extension carries none"
+      : "this workspace is not trusted, so only a gpulens bundled with the extension may run, and this extension carries none";
+    output.error(`gpulens: ${why}`);
+    setStatus("$(error) gpulens", `gpulens did not start: ${why}.`);
+    void vscode.window.showErrorMessage(`gpulens: ${why}. Install it (uv tool install gpulens) or set gpulens.path.`);
+    return;
+  }
+  const command = server.path;
+  output.info(`gpulens: running ${command} (from ${SOURCE_LABELS[server.source]})`);
   const env = { ...process.env, GPULENS_LOG: config.get<string>("logLevel", "info") };
   // TransportKind.stdio appends `--stdio`, which `gpulens serve` accepts.
   const serverOptions: ServerOptions = {
@@ -139,9 +224,9 @@ async function start(): Promise<void> {
     client = undefined;
     setStatus("$(error) gpulens", `gpulens did not start: ${describe(error)}`);
     const hint =
-      command === "gpulens"
-        ? "Install gpulens and put it on PATH, or set gpulens.path to the executable."
-        : `Check the gpulens.path setting (${command}).`;
+      server.source === "setting"
+        ? `Check the gpulens.path setting (${command}).`
+        : `It was found in ${SOURCE_LABELS[server.source]}; set gpulens.path to another executable.`;
     const choice = await vscode.window.showErrorMessage(
       `gpulens: could not start \`${command} serve\`: ${describe(error)}. ${hint}`,
       "Open Settings",
@@ -207,12 +292,13 @@ async function refreshProfile(): Promise<GpuReport | undefined> {
     return undefined;
   }
   const profile = lastReport?.profile;
+  const running = server ? `\n\nServer: ${server.path} (${SOURCE_LABELS[server.source]}).` : "";
   if (!profile || profile.source === "none" || !profile.name) {
-    setStatus("$(circuit-board) gpulens: no GPU", "gpulens: no NVIDIA GPU found, so the advice is generic. Set gpulens.targetGpu to tune it to the GPU your code will run on.\n\nClick for the GPU report.");
+    setStatus("$(circuit-board) gpulens: no GPU", `gpulens: no NVIDIA GPU found, so the advice is generic. Set gpulens.targetGpu to tune it to the GPU your code will run on.${running}\n\nClick for the GPU report.`);
   } else {
     const suffix = profile.source === "target" ? " (target)" : "";
     const name = profile.name.replace(/^NVIDIA /, "");
-    setStatus(`$(circuit-board) ${name}${suffix}`, `gpulens advice is tuned to ${profile.name}${suffix}.\n\nClick for the GPU report.`);
+    setStatus(`$(circuit-board) ${name}${suffix}`, `gpulens advice is tuned to ${profile.name}${suffix}.${running}\n\nClick for the GPU report.`);
   }
   reportChanged.fire(REPORT_URI);
   return lastReport;

@@ -75,12 +75,16 @@ const expected = originalLines
   .map((line, i) => (i === targetIndex ? `${line}  # gpulens: ignore[${CODE}]` : line))
   .join("\n");
 
-// gpulens.path is a machine setting: in code-server (a remote window) it goes
-// in the remote machine's settings, not the user's.
+// No gpulens.path and no gpulens on PATH: the platform .vsix runs the
+// executable it carries. (gpulens.logLevel is a machine setting: in
+// code-server, a remote window, it goes in the remote machine's settings.)
 fs.writeFileSync(
   path.join(work, "user-data/Machine/settings.json"),
-  JSON.stringify({ "gpulens.path": bin, "gpulens.logLevel": "debug" }, null, 2),
+  JSON.stringify({ "gpulens.logLevel": "debug" }, null, 2),
 );
+for (const folder of (process.env.PATH || "").split(path.delimiter)) {
+  if (folder && fs.existsSync(path.join(folder, "gpulens"))) throw new Error(`gpulens is on PATH (${folder}): the test is of the bundled one`);
+}
 fs.writeFileSync(
   path.join(work, "user-data/User/settings.json"),
   JSON.stringify(
@@ -251,6 +255,18 @@ async function main() {
   });
   const status = (await page.locator(".statusbar-item").allInnerTexts()).find((t) => t.includes("gpulens"));
   log(`status bar: ${JSON.stringify(status)}`);
+  // The extension says which gpulens it runs: the one it carries.
+  const used = await until("the extension's log to name the server it runs", async () => {
+    for (const file of findFiles(path.join(work, "user-data", "logs"), (f) => /gpulens\.log$/.test(f))) {
+      const line = fs.readFileSync(file, "utf8").split("\n").find((l) => l.includes("gpulens: running "));
+      if (line) return line;
+    }
+    return undefined;
+  });
+  log(`extension log: ${used.trim()}`);
+  if (!used.includes("(from bundled with the extension)") || !used.includes(path.join("extensions", ""))) {
+    throw new Error(`the extension does not run its bundled gpulens: ${used}`);
+  }
   await screenshot("diagnostics");
 
   // The Problems panel lists the finding.
