@@ -272,3 +272,32 @@ impl Job {
         }
     }
 }
+
+/// What [`analyse_in_budget`] has for the editor.
+pub(crate) enum Waited {
+    /// The analysis answered within the budget (`None`: its thread dropped it).
+    InTime(Option<Outcome>),
+    /// Past the budget: the analysis's outcome comes later on this channel.
+    Late(tokio::sync::oneshot::Receiver<Outcome>),
+}
+
+/// Runs an edit's `job` on an analysis thread and waits for it as long as
+/// the edit budget of its text allows (see [`edit_budget`]): the one way a
+/// file's and a notebook's edits are analysed.
+pub(crate) async fn analyse_in_budget(job: Job) -> Waited {
+    let budget = edit_budget(job.doc.len());
+    let (tx, mut rx) = tokio::sync::oneshot::channel();
+    let queued = EDIT_JOBS.fetch_add(1, Ordering::AcqRel) + 1;
+    analysis_pool().spawn(move || {
+        let _ = tx.send(job.run());
+        linger(queued);
+    });
+    match budget {
+        Some(budget) if budget.is_zero() => Waited::Late(rx), // the moved findings first, always (tests use it)
+        Some(budget) => match tokio::time::timeout(budget, &mut rx).await {
+            Ok(outcome) => Waited::InTime(outcome.ok()),
+            Err(_) => Waited::Late(rx),
+        },
+        None => Waited::InTime(rx.await.ok()),
+    }
+}

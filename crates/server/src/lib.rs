@@ -708,27 +708,15 @@ impl LanguageServer for Backend {
             return;
         };
         let (seq, counter, version) = (job.seq, job.edits.clone(), params.text_document.version);
-        let budget = edit_budget(job.doc.len());
-        let (tx, mut rx) = tokio::sync::oneshot::channel();
-        let queued = EDIT_JOBS.fetch_add(1, Ordering::AcqRel) + 1;
-        analysis_pool().spawn(move || {
-            let _ = tx.send(job.run());
-            linger(queued);
-        });
-        let waited = match budget {
-            Some(budget) if budget.is_zero() => Err(()), // the moved findings first, always (tests use it)
-            Some(budget) => tokio::time::timeout(budget, &mut rx).await.map_err(|_| ()),
-            None => Ok((&mut rx).await),
-        };
-        match waited {
-            Ok(outcome) => {
-                let installed = outcome.is_ok_and(|outcome| self.install(&uri, seq, &counter, outcome));
+        match analyse_in_budget(job).await {
+            Waited::InTime(outcome) => {
+                let installed = outcome.is_some_and(|outcome| self.install(&uri, seq, &counter, outcome));
                 if installed || self.analysed_elsewhere(&uri, version, &counter) {
                     self.publish(uri).await;
                     tracing::debug!("edit {seq}: published its analysis {:?} after it arrived", arrived.elapsed());
                 }
             }
-            Err(_) => {
+            Waited::Late(rx) => {
                 // Past the budget: what the editor has now, then the analysis.
                 if self.is_current(&uri, seq, &counter) {
                     self.publish(uri.clone()).await;

@@ -14,7 +14,7 @@ use gpulens_syntax::{Change, Document, PositionEncoding};
 
 use tower_lsp_server::ls_types::*;
 
-use crate::analysis::{analysis_pool, edit_budget, linger, Job, Memory, Outcome, EDIT_JOBS, PULL_WAIT};
+use crate::analysis::{analyse_in_budget, Job, Memory, Outcome, Waited, PULL_WAIT};
 use crate::guard;
 use crate::settings::Effective;
 
@@ -250,8 +250,7 @@ impl OpenNotebook {
     pub fn distribute(&mut self, findings: &[Finding]) -> Vec<usize> {
         let mut per_cell: Vec<Vec<Finding>> = (0..self.cells.len()).map(|_| Vec::new()).collect();
         for finding in findings {
-            let k = self.parts.partition_point(|p| p.start <= finding.range.start);
-            let Some(part) = k.checked_sub(1).and_then(|k| self.parts.get(k)) else { continue };
+            let Some(part) = gpulens_syntax::notebook::part_at(&self.parts, finding.range.start) else { continue };
             let local = |r: &std::ops::Range<usize>| {
                 (r.start >= part.start && r.end <= part.start + part.len).then(|| r.start - part.start..r.end - part.start)
             };
@@ -421,27 +420,15 @@ impl crate::Backend {
             }
             Some(Ok(job)) => job,
         };
-        let budget = edit_budget(job.doc.len());
-        let (tx, mut rx) = tokio::sync::oneshot::channel();
-        let queued = EDIT_JOBS.fetch_add(1, Ordering::AcqRel) + 1;
-        analysis_pool().spawn(move || {
-            let _ = tx.send(job.run());
-            linger(queued);
-        });
-        let waited = match budget {
-            Some(budget) if budget.is_zero() => Err(()),
-            Some(budget) => tokio::time::timeout(budget, &mut rx).await.map_err(|_| ()),
-            None => Ok((&mut rx).await),
-        };
-        match waited {
-            Ok(outcome) => {
-                let analysed = outcome.ok().and_then(|outcome| self.install_notebook(&uri, seq, &counter, outcome));
+        match analyse_in_budget(job).await {
+            Waited::InTime(outcome) => {
+                let analysed = outcome.and_then(|outcome| self.install_notebook(&uri, seq, &counter, outcome));
                 if let Some(cells) = analysed {
                     self.publish_cells(&uri, changed.edited, &cells, changed.closed).await;
                     tracing::debug!("notebook edit {seq}: published its analysis {:?} after it arrived", arrived.elapsed());
                 }
             }
-            Err(_) => {
+            Waited::Late(rx) => {
                 // Past the budget: what the editor has now, then the analysis.
                 self.publish_cells(&uri, changed.edited, &[], changed.closed).await;
                 tracing::debug!("notebook edit {seq}: published the moved findings {:?} after it arrived", arrived.elapsed());

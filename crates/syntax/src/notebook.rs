@@ -224,9 +224,15 @@ impl Notebook {
     /// The part holding the joined text's byte `offset` (the last one for
     /// the end of the text).
     pub fn part_at(&self, offset: usize) -> Option<&Part> {
-        let i = self.parts.partition_point(|p| p.start <= offset).checked_sub(1)?;
-        self.parts.get(i)
+        part_at(&self.parts, offset)
     }
+}
+
+/// The part of `parts` (in order, as [`Notebook::parts`]) holding the
+/// joined text's byte `offset` (the last one for the end of the text).
+pub fn part_at(parts: &[Part], offset: usize) -> Option<&Part> {
+    let i = parts.partition_point(|p| p.start <= offset).checked_sub(1)?;
+    parts.get(i)
 }
 
 /// What a cell's saved result `result` says of the size of a name, read
