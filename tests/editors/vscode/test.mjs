@@ -176,6 +176,31 @@ async function quickOpen(name) {
   await page.waitForSelector(".quick-input-widget", { state: "hidden" });
 }
 
+/** The quick fix menu (Ctrl+.). */
+const menu = ".action-widget";
+
+/** Opens the quick fixes at the cursor (Ctrl+.) and waits for `label` among them; logs them as `what`. */
+async function openQuickFixes(label, what) {
+  await page.keyboard.press("Control+.");
+  await page.waitForSelector(`${menu} .monaco-list-row`, { state: "visible", timeout: 30000 });
+  await until(`"${label}" in the quick fix menu`, async () =>
+    (await page.locator(`${menu} .monaco-list-row`).allInnerTexts()).some((t) => t.includes(label)),
+  );
+  const entries = await page.locator(`${menu} .monaco-list-row`).allInnerTexts();
+  log(`${what}: ${JSON.stringify(entries.map((t) => t.trim()).filter(Boolean))}`);
+}
+
+/** Focuses the open menu's entry `label` with the keyboard (the menu swallows clicks). */
+async function focusQuickFix(label) {
+  await until(`"${label}" to be focused`, async () => {
+    const focused = await page.locator(`${menu} .monaco-list-row.focused`).innerText().catch(() => "");
+    if (focused.includes(label)) return true;
+    await page.keyboard.press("ArrowDown");
+    await page.waitForTimeout(100);
+    return false;
+  }, 15000);
+}
+
 function stopServer() {
   // code-server's children (the extension host, file watchers, gpulens) share its process group.
   try {
@@ -285,23 +310,9 @@ async function main() {
   await page.keyboard.type(`${targetIndex + 1}:${targetColumn}`);
   await page.keyboard.press("Enter");
   await page.waitForTimeout(500);
-  await page.keyboard.press("Control+.");
-  const menu = ".action-widget";
-  await page.waitForSelector(`${menu} .monaco-list-row`, { state: "visible", timeout: 30000 });
-  await until(`"${FIX_LABEL}" in the quick fix menu`, async () =>
-    (await page.locator(`${menu} .monaco-list-row`).allInnerTexts()).some((t) => t.includes(FIX_LABEL)),
-  );
-  const entries = await page.locator(`${menu} .monaco-list-row`).allInnerTexts();
-  log(`quick fixes: ${JSON.stringify(entries.map((t) => t.trim()).filter(Boolean))}`);
+  await openQuickFixes(FIX_LABEL, "quick fixes");
   await screenshot("quick-fix-menu");
-  // Pick the entry by its label with the keyboard (the menu swallows clicks).
-  await until(`"${FIX_LABEL}" to be focused`, async () => {
-    const focused = await page.locator(`${menu} .monaco-list-row.focused`).innerText().catch(() => "");
-    if (focused.includes(FIX_LABEL)) return true;
-    await page.keyboard.press("ArrowDown");
-    await page.waitForTimeout(100);
-    return false;
-  }, 15000);
+  await focusQuickFix(FIX_LABEL);
   await page.keyboard.press("Enter");
   await page.waitForSelector(menu, { state: "hidden" }).catch(() => {});
   await until("the suppression comment in the editor", async () =>
@@ -364,20 +375,8 @@ async function main() {
     await page.keyboard.press("Home");
     for (let i = 0; i < 12; i++) await page.keyboard.press("ArrowRight");
     await page.waitForTimeout(500);
-    await page.keyboard.press("Control+.");
-    await page.waitForSelector(`${menu} .monaco-list-row`, { state: "visible", timeout: 30000 });
-    await until(`"${label}" in the cell's quick fix menu`, async () =>
-      (await page.locator(`${menu} .monaco-list-row`).allInnerTexts()).some((t) => t.includes(label)),
-    );
-    const entries = await page.locator(`${menu} .monaco-list-row`).allInnerTexts();
-    log(`cell quick fixes: ${JSON.stringify(entries.map((t) => t.trim()).filter(Boolean))}`);
-    await until(`"${label}" to be focused`, async () => {
-      const focused = await page.locator(`${menu} .monaco-list-row.focused`).innerText().catch(() => "");
-      if (focused.includes(label)) return true;
-      await page.keyboard.press("ArrowDown");
-      await page.waitForTimeout(100);
-      return false;
-    }, 15000);
+    await openQuickFixes(label, "cell quick fixes");
+    await focusQuickFix(label);
   }
 
   // A quick fix inside a cell: the read's finding disabled on its line.
