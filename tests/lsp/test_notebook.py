@@ -42,6 +42,20 @@ def open_notebook(client: GpulensClient, cells=CELLS) -> None:
     )
 
 
+async def code_actions(client: GpulensClient, uri: str, at: types.Range, diagnostics, only=None) -> list:
+    """The code actions on `at` in the cell `uri`."""
+    actions = await client.request(
+        client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=at,
+                context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+            )
+        )
+    )
+    return list(actions or [])
+
+
 async def published_for(client: GpulensClient, uri: str, codes: list[str]) -> list[types.Diagnostic]:
     """Waits until the latest diagnostics published for `uri` have `codes`."""
     deadline = time.monotonic() + TIMEOUT
@@ -77,16 +91,8 @@ async def test_cells_are_one_module_with_positions_of_their_own(tmp_path):
         # Hover, inlay hints and code actions answer on the cell too.
         hover = await client.hover(cell_uri(2), types.Position(line=1, character=12))
         assert hover is not None and "cudf" in str(hover.contents).lower()
-        actions = await client.request(
-            client.text_document_code_action_async(
-                types.CodeActionParams(
-                    text_document=types.TextDocumentIdentifier(uri=cell_uri(2)),
-                    range=group[0].range,
-                    context=types.CodeActionContext(diagnostics=group),
-                )
-            )
-        )
-        titles = [a.title for a in actions or []]
+        actions = await code_actions(client, cell_uri(2), group[0].range, group)
+        titles = [a.title for a in actions]
         assert any("Disable CUDF002" in t for t in titles), titles
         hints = await client.request(
             client.text_document_inlay_hint_async(
@@ -197,17 +203,9 @@ async def zero_code_change_action(client: GpulensClient) -> types.CodeAction:
             if group:
                 break
             await asyncio.sleep(0.05)
-    actions = await client.request(
-        client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=cell_uri(2)),
-                range=group[0].range,
-                context=types.CodeActionContext(diagnostics=group),
-            )
-        )
-    )
-    found = [a for a in actions or [] if "%load_ext cudf.pandas" in a.title]
-    assert len(found) == 1, [a.title for a in actions or []]
+    actions = await code_actions(client, cell_uri(2), group[0].range, group)
+    found = [a for a in actions if "%load_ext cudf.pandas" in a.title]
+    assert len(found) == 1, [a.title for a in actions]
     return found[0]
 
 
@@ -270,16 +268,8 @@ async def test_the_notebook_fix_all_edits_each_cell_once(tmp_path):
         await published_for(client, cell_uri(3), ["GPU005"])
 
         async def fix_all(kind: str, cell: int) -> list[types.CodeAction]:
-            actions = await client.request(
-                client.text_document_code_action_async(
-                    types.CodeActionParams(
-                        text_document=types.TextDocumentIdentifier(uri=cell_uri(cell)),
-                        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
-                        context=types.CodeActionContext(diagnostics=[], only=[kind]),
-                    )
-                )
-            )
-            return list(actions or [])
+            start = types.Position(line=0, character=0)
+            return await code_actions(client, cell_uri(cell), types.Range(start=start, end=start), [], only=[kind])
 
         # The notebook's fix-all, asked on any cell: one action, each cell's edits on that cell.
         for asked_on in (0, 3):
