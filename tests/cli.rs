@@ -68,8 +68,10 @@ fn text_output_shows_path_line_and_source() {
     assert!(text.contains("seed_numpy.py:5:12: CUPY001 [cupy]"), "{text}");
     assert!(text.contains("5 | spectrum = np.fft.fft(samples)"), "{text}");
     assert!(text.contains("  |            ^^^^^^^^^^^^^^^^^^^"), "{text}");
-    assert!(text.contains("uv add cupy-cuda12x"), "{text}");
+    assert!(!text.contains("uv add cupy-cuda12x"), "the install line is a detail\n{text}");
     assert!(text.contains("Found 3 findings in 1 file."), "{text}");
+    let details = stdout(&gpulens(&["check", "--show-details", "seed_numpy.py"], &fixtures()));
+    assert!(details.contains("uv add cupy-cuda12x"), "{details}");
 }
 
 #[test]
@@ -89,9 +91,13 @@ fn json_names_the_right_library_for_each_seed_example() {
         assert_eq!(v["version"], 1);
         assert_eq!(v["gpu"]["source"], "none");
         let f = &v["findings"][0];
-        for key in ["path", "line", "column", "end_line", "end_column", "code", "severity", "message"] {
+        for key in ["path", "line", "column", "end_line", "end_column", "code", "severity", "message", "details"] {
             assert!(!f[key].is_null(), "{file}: {key} missing in {f}");
         }
+        // The message is one line; the install line is among the details.
+        assert!(f["message"].as_str().unwrap().chars().count() <= 110, "{file}: {f}");
+        assert!(f["details"].as_str().unwrap().contains("Install: `uv add"), "{file}: {f}");
+        assert!(f["fix"]["message"].as_str().unwrap().chars().count() <= 60, "{file}: {f}");
         // Every seed example has its rewrite, marked unsafe (it changes where the work runs).
         assert_eq!(f["fix"]["applicability"], "unsafe", "{file}: {f}");
         assert!(!f["fix"]["edits"].as_array().unwrap().is_empty(), "{file}: {f}");

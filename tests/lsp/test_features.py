@@ -214,6 +214,18 @@ async def test_hover_on_a_flagged_call_names_the_library(client: GpulensClient, 
     assert hover.range == target
 
 
+async def test_hover_gives_the_details_the_message_leaves_out(client: GpulensClient):
+    client.open(URI, SPECTRUM)
+    diagnostics = await client.diagnostics_at(URI, 1)
+    fft = next(d for d in diagnostics if "fft" in d.message)
+    # The message is one line; the install line, the why and the fix are in the hover.
+    assert len(fft.message) <= 110 and "uv add" not in fft.message, fft.message
+    hover = await client.hover(URI, fft.range.start)
+    text = hover_text(hover)
+    assert "Install: `uv add cupy-cuda12x`" in text, text
+    assert "**Fix (unsafe: review the result).** Run these array calls with CuPy." in text, text
+
+
 async def test_hover_on_an_import_shows_gpu_coverage(client: GpulensClient):
     enc = client.encoding
     client.open(URI, SPECTRUM)
@@ -266,6 +278,32 @@ async def test_inlay_hints_follow_flagged_calls(neovim: GpulensClient):
     # The position is right after the call, in the negotiated encoding.
     after_fft = to_position(SPECTRUM_CJK, SPECTRUM_CJK.index("np.fft.fft(数据)") + len("np.fft.fft(数据)"), enc)
     assert after_fft in [h.position for h in hints]
+
+
+RIDGE = """from sklearn.linear_model import Ridge
+
+
+def fit(X, y):
+    return Ridge(alpha=1.0, positive=True).fit(X, y)
+"""
+
+
+async def test_an_inlay_hint_says_what_its_finding_says(neovim: GpulensClient):
+    # CUML002: the estimator stays on the CPU under cuml.accel; the hint must not say "→ cuML".
+    neovim.open(URI, RIDGE)
+    diagnostics = await neovim.diagnostics_at(URI, 1)
+    assert [d.code for d in diagnostics] == ["CUML002"], diagnostics
+    hints = await inlay_hints(neovim, URI, RIDGE)
+    assert [h.label for h in hints] == ["stays on CPU (cuML)"], hints
+
+
+async def test_inlay_hint_estimates_are_for_the_users_gpu(tmp_path):
+    # A GPU is known: the measured speedup is scaled to it and names it.
+    async with session(client_capabilities("neovim"), tmp_path, {"gpulens": {"targetGpu": "RTX 4090"}}) as client:
+        client.open(URI, SPECTRUM)
+        await client.diagnostics_at(URI, 1)
+        labels = [h.label for h in await inlay_hints(client, URI, SPECTRUM)]
+        assert labels and all(label.startswith("→ CuPy ~") and label.endswith("× on GeForce RTX 4090") for label in labels), labels
 
 
 async def test_inlay_hints_only_in_the_requested_range(neovim: GpulensClient):

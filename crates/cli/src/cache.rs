@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64, Xxh3};
 
 /// Changes whenever the layout of a cache file changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const MAGIC: &[u8; 8] = b"gpulensC";
 /// Magic, format, key, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 16 + 8 + 8;
@@ -60,12 +60,15 @@ struct Stored<'a> {
     library: &'a str,
     severity: &'a str,
     message: &'a str,
+    details: &'a str,
+    stays_on_cpu: bool,
 }
 
 #[derive(Serialize, Deserialize)]
 struct StoredFix<'a> {
     safe: bool,
     message: &'a str,
+    details: &'a str,
     #[serde(borrow)]
     edits: Vec<(Range<usize>, &'a str)>,
     #[serde(borrow)]
@@ -87,15 +90,25 @@ fn record(stored: Stored<'_>, fix: Option<StoredFix<'_>>) -> Option<Finding> {
     let fix = fix.map(|f| {
         let applicability = if f.safe { Applicability::Safe } else { Applicability::Unsafe };
         match f.cell {
-            Some(cell) => Fix::first_cell(applicability, f.message.to_string(), cell.to_string()),
+            Some(cell) => Fix::first_cell(applicability, f.message.to_string(), f.details.to_string(), cell.to_string()),
             None => Fix::new(
                 applicability,
                 f.message.to_string(),
+                f.details.to_string(),
                 f.edits.into_iter().map(|(range, text)| Edit { range, text: text.to_string() }).collect(),
             ),
         }
     });
-    Some(Finding { range: stored.range, code, library, severity, message: stored.message.to_string(), fix })
+    Some(Finding {
+        range: stored.range,
+        code,
+        library,
+        severity,
+        message: stored.message.to_string(),
+        details: stored.details.to_string(),
+        stays_on_cpu: stored.stays_on_cpu,
+        fix,
+    })
 }
 
 /// What is kept for one file. The findings and their fixes are encoded
@@ -250,6 +263,8 @@ impl Cache<'_> {
                     library: r.library,
                     severity: r.severity.as_str(),
                     message: &r.message,
+                    details: &r.details,
+                    stays_on_cpu: r.stays_on_cpu,
                 })
                 .collect();
             let fixes: Vec<Option<StoredFix<'_>>> = findings
@@ -258,6 +273,7 @@ impl Cache<'_> {
                     r.fix.as_ref().map(|f| StoredFix {
                         safe: f.applicability == Applicability::Safe,
                         message: &f.message,
+                        details: &f.details,
                         edits: f.edits.iter().map(|e| (e.range.clone(), e.text.as_str())).collect(),
                         cell: f.cell.as_deref(),
                     })

@@ -74,8 +74,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let cache_file =
         if args.no_cache || args.fix || args.diff { None } else { CacheFile::open(cache_dir(&args), &gpu, &command_line, index.digest()) };
     let cache = cache_file.as_ref().map(CacheFile::entries);
-    // Only JSON shows the fixes, only text the source lines.
-    let needs = Needs { snippets: args.format == Format::Text, fixes: args.format == Format::Json };
+    // Only JSON (and the details under text) shows the fixes, only text the source lines.
+    let needs = if args.statistics {
+        // (The fixes are counted.)
+        Needs { snippets: false, fixes: true }
+    } else {
+        Needs {
+            snippets: args.format == Format::Text,
+            fixes: args.format == Format::Json || (args.show_details && matches!(args.format, Format::Text | Format::Concise)),
+        }
+    };
 
     let progress = progress_bar(files.len());
     let problems_found = Mutex::new(Vec::new());
@@ -195,7 +203,8 @@ fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &
         let _ = writeln!(stderr, "gpulens: applied {fixes} fix{} in {} {files}", if fixes == 1 { "" } else { "es" }, changed.len());
     }
     let written = match args.format {
-        Format::Text => output::text(&mut stdout, reports, checked),
+        _ if args.statistics => output::statistics(&mut stdout, reports, args.format == Format::Json),
+        Format::Text | Format::Concise => output::text(&mut stdout, reports, checked, args.show_details),
         Format::Json => output::json(&mut stdout, reports, gpu),
         Format::Sarif => output::sarif(&mut stdout, reports, problems),
         Format::Github => output::github(&mut stdout, reports, problems),

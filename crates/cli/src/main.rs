@@ -59,7 +59,10 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 pub enum Format {
+    /// For people: each finding with its source line.
     Text,
+    /// One line per finding, without the source line.
+    Concise,
     Json,
     Sarif,
     /// GitHub Actions workflow commands: one annotation per finding.
@@ -97,6 +100,12 @@ pub struct CheckArgs {
     /// Keep the cache here [default: $GPULENS_CACHE_DIR, else .gpulens_cache].
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Under each finding, say why, the caveats, the expected speedup and the install line, and what its fix does.
+    #[arg(long)]
+    pub show_details: bool,
+    /// Print how many findings each rule and library has, instead of the findings (as JSON with --format json).
+    #[arg(long)]
+    pub statistics: bool,
 }
 
 // mimalloc for Rust's allocations and tree-sitter's: parsing and walking

@@ -11,12 +11,15 @@ use serde_json::{json, Value};
 use crate::report::{FileReport, Problem, Shown};
 
 
-pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize) -> io::Result<()> {
+/// The text output (and the concise one, where the findings have no
+/// snippets): each finding's line, its source line when it has one, and with
+/// `details` what the finding and its fix say beyond their one line.
+pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize, details: bool) -> io::Result<()> {
     let mut total = 0;
     for report in reports {
         for f in &report.findings {
             total += 1;
-            write_finding(out, report, f)?;
+            write_finding(out, report, f, details)?;
         }
     }
     let files = if checked == 1 { "file" } else { "files" };
@@ -75,20 +78,135 @@ fn github_property(text: &str) -> String {
     github_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown) -> io::Result<()> {
+fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown, details: bool) -> io::Result<()> {
     let ((line, col), r) = (f.start, &f.record);
     match f.cell {
         Some(cell) => writeln!(out, "{}:cell {cell}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?,
         None => writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?,
     }
-    let Some(s) = &f.snippet else { return writeln!(out) };
-    let gutter = line.to_string().len();
-    let (before, after) = (if s.cut_before { "…" } else { "" }, if s.cut_after { "…" } else { "" });
-    writeln!(out, "{:gutter$} |", "")?;
-    writeln!(out, "{line} | {before}{}{after}", s.source)?;
-    let indent = if s.cut_before { " " } else { "" }; // under the "…"
-    writeln!(out, "{:gutter$} | {indent}{}{}", "", s.pad, "^".repeat(s.carets))?;
-    writeln!(out)
+    let gutter = f.snippet.as_ref().map_or(2, |_| line.to_string().len());
+    if let Some(s) = &f.snippet {
+        let (before, after) = (if s.cut_before { "…" } else { "" }, if s.cut_after { "…" } else { "" });
+        writeln!(out, "{:gutter$} |", "")?;
+        writeln!(out, "{line} | {before}{}{after}", s.source)?;
+        let indent = if s.cut_before { " " } else { "" }; // under the "…"
+        writeln!(out, "{:gutter$} | {indent}{}{}", "", s.pad, "^".repeat(s.carets))?;
+    }
+    if details {
+        if !r.details.is_empty() {
+            write_wrapped(out, gutter, "= ", &r.details)?;
+        }
+        if let Some(fix) = &r.fix {
+            let kind = match fix.applicability {
+                gpulens_diagnostics::Applicability::Safe => "fix",
+                gpulens_diagnostics::Applicability::Unsafe => "fix (unsafe)",
+            };
+            let text = if fix.details.is_empty() { format!("{kind}: {}", fix.message) } else { format!("{kind}: {}. {}", fix.message, fix.details) };
+            write_wrapped(out, gutter, "= ", &text)?;
+        }
+    }
+    if f.snippet.is_some() || details {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Width the details are wrapped to, in characters.
+const DETAILS_WIDTH: usize = 100;
+
+/// `text` under a finding: its first line after `lead` at the gutter, the
+/// rest lined up with it, wrapped at word boundaries.
+fn write_wrapped(out: &mut impl Write, gutter: usize, lead: &str, text: &str) -> io::Result<()> {
+    let indent = gutter + 1 + lead.chars().count();
+    let mut line = String::new();
+    let mut first = true;
+    let flush = |line: &mut String, first: &mut bool, out: &mut dyn Write| -> io::Result<()> {
+        if *first {
+            writeln!(out, "{:gutter$} {lead}{line}", "")?;
+            *first = false;
+        } else {
+            writeln!(out, "{:indent$}{line}", "")?;
+        }
+        line.clear();
+        Ok(())
+    };
+    for word in words(text) {
+        if !line.is_empty() && indent + line.chars().count() + 1 + word.chars().count() > DETAILS_WIDTH {
+            flush(&mut line, &mut first, out)?;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        flush(&mut line, &mut first, out)?;
+    }
+    Ok(())
+}
+
+/// The words of `text`, a `code span` with spaces kept as one.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut parts = text.split_whitespace();
+    std::iter::from_fn(move || {
+        let mut word = parts.next()?.to_string();
+        while word.matches('`').count() % 2 == 1 {
+            let Some(next) = parts.next() else { break };
+            word.push(' ');
+            word.push_str(next);
+        }
+        Some(word)
+    })
+}
+
+/// `--statistics`: how many findings each rule has (most first), then each
+/// library; as JSON, `{"rules": [{code, name, library, count, fixable}], "libraries": [{library, count}]}`.
+pub fn statistics(out: &mut impl Write, reports: &[FileReport], as_json: bool) -> io::Result<()> {
+    let mut by_rule: Vec<(&'static Rule, usize, usize)> = Vec::new();
+    let mut by_library: Vec<(&str, usize)> = Vec::new();
+    for f in reports.iter().flat_map(|r| &r.findings) {
+        let r = &f.record;
+        let rule = r.code.rule();
+        match by_rule.iter_mut().find(|(x, ..)| x.code == r.code) {
+            Some((_, n, fixable)) => {
+                *n += 1;
+                *fixable += usize::from(r.fix.is_some());
+            }
+            None => by_rule.push((rule, 1, usize::from(r.fix.is_some()))),
+        }
+        match by_library.iter_mut().find(|(l, _)| *l == r.library) {
+            Some((_, n)) => *n += 1,
+            None => by_library.push((r.library, 1)),
+        }
+    }
+    by_rule.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.code.as_str().cmp(b.0.code.as_str())));
+    by_library.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    if as_json {
+        let doc = json!({
+            "rules": by_rule.iter().map(|(rule, n, fixable)| json!({
+                "code": rule.code.as_str(), "name": rule.name, "library": rule.library, "count": n, "fixable": fixable,
+            })).collect::<Vec<_>>(),
+            "libraries": by_library.iter().map(|(l, n)| json!({"library": l, "count": n})).collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        return writeln!(out);
+    }
+    let width = by_rule.iter().map(|(_, n, _)| n.to_string().len()).chain(by_library.iter().map(|(_, n)| n.to_string().len())).max().unwrap_or(1);
+    let code_width = by_rule.iter().map(|(r, ..)| r.code.as_str().len()).max().unwrap_or(0);
+    for (rule, n, fixable) in &by_rule {
+        let mark = if *fixable > 0 { "[*]" } else { "   " };
+        writeln!(out, "{n:>width$}  {:<code_width$}  {mark} {} ({})", rule.code.as_str(), rule.name, rule.library)?;
+    }
+    if by_library.is_empty() {
+        return writeln!(out, "No findings.");
+    }
+    writeln!(out)?;
+    let names = Knowledge::get();
+    for (library, n) in &by_library {
+        let name = names.library(library).map_or(*library, |l| l.name.as_str());
+        writeln!(out, "{n:>width$}  {name}")?;
+    }
+    Ok(())
 }
 
 fn fix_json(f: &Shown) -> Value {
@@ -97,12 +215,14 @@ fn fix_json(f: &Shown) -> Value {
         Some(fix) if fix.cell.is_some() => json!({
             "applicability": fix.applicability,
             "message": fix.message,
+            "details": fix.details,
             "edits": [],
             "new_cell": fix.cell,
         }),
         Some(fix) => json!({
             "applicability": fix.applicability,
             "message": fix.message,
+            "details": fix.details,
             "edits": fix.edits.iter().zip(&f.edits).enumerate().map(|(i, (e, ((l1, c1), (l2, c2))))| {
                 let mut edit = json!({"line": l1, "column": c1, "end_line": l2, "end_column": c2, "text": e.text});
                 if let Some(cell) = f.edit_cells.get(i) {
@@ -146,7 +266,7 @@ fn finding_json(r: &FileReport, f: &Shown) -> Value {
     let mut out = json!({
         "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
         "code": f.record.code, "library": f.record.library, "severity": f.record.severity, "message": f.record.message,
-        "fix": fix_json(f),
+        "details": f.record.details, "fix": fix_json(f),
     });
     // In a notebook, the lines and columns are the cell's.
     if let Some(cell) = f.cell {
@@ -264,7 +384,7 @@ fn sarif_result(r: &FileReport, f: &Shown) -> Value {
         "ruleId": f.code,
         "ruleIndex": index,
         "level": level,
-        "message": {"text": f.message},
+        "message": {"text": f.message, "markdown": if f.details.is_empty() { f.message.clone() } else { format!("{}\n\n{}", f.message, f.details) }},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": uri(&r.path)},

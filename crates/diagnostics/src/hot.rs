@@ -54,10 +54,13 @@ pub(crate) fn annotate<'t>(
             .clone();
         if let Some((caller, line)) = caller {
             let name = function.field("name").map_or("", |n| &text[n.byte_range()]);
-            f.message.push_str(&format!(
-                " `{name}` is called inside a loop {caller} (line {line}), so this work repeats on every pass: \
-                 keep its data on the GPU across the calls rather than copying it each time."
-            ));
+            f.details = crate::rules::join([
+                std::mem::take(&mut f.details),
+                format!(
+                    "`{name}` is called inside a loop {caller} (line {line}), so this work repeats on every pass: \
+                     keep its data on the GPU across the calls rather than copying it each time."
+                ),
+            ]);
             if f.severity == Severity::Hint {
                 f.severity = Severity::Info;
             }
@@ -331,10 +334,10 @@ pub(crate) fn propagate<'t>(
         if let Some(function) = function_of(f) {
             // Point at the callee's heaviest work: its first call whose work
             // per element is heavy, else its first.
-            let heavy = f.message.contains("work per element is heavy");
+            let heavy = f.details.contains("work per element is heavy");
             match work.iter_mut().find(|(w, _)| w.id() == function.id()) {
                 None => work.push((function, i)),
-                Some((_, first)) if heavy && !findings[*first].message.contains("work per element is heavy") => *first = i,
+                Some((_, first)) if heavy && !findings[*first].details.contains("work per element is heavy") => *first = i,
                 Some(_) => {}
             }
         }
@@ -375,11 +378,13 @@ pub(crate) fn propagate<'t>(
                 code: source.code,
                 library: source.library,
                 severity: Severity::Info,
-                message: format!(
+                message: format!("`{name}` does GPU-ready work (line {line}) on every pass of this loop: keep its data on the GPU"),
+                details: format!(
                     "`{name}` (this module) does work on the CPU that runs on the GPU (`{what}`, line {line}; see the \
                      advice there), and this loop calls it on every pass. Move its data to the GPU once, before the \
                      loop, and keep it there across the calls: copying it each time would cost more than the GPU saves."
                 ),
+                stays_on_cpu: false,
                 fix: None,
             });
         }

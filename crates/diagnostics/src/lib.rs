@@ -76,7 +76,11 @@ pub struct Edit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fix {
     pub applicability: Applicability,
+    /// A title of about 60 characters at most ("Run pandas on the GPU with
+    /// cudf.pandas").
     pub message: String,
+    /// What the fix does beyond its title, and what to watch for (may be empty).
+    pub details: String,
     /// Sorted by position, non-overlapping.
     pub edits: Vec<Edit>,
     /// Module-level lines not yet placed (see `fixes::resolve`); always
@@ -91,13 +95,13 @@ pub struct Fix {
 
 impl Fix {
     /// A fix whose edits are all placed (as one read back from a cache).
-    pub fn new(applicability: Applicability, message: String, edits: Vec<Edit>) -> Fix {
-        Fix { applicability, message, edits, pending: Vec::new(), cell: None }
+    pub fn new(applicability: Applicability, message: String, details: String, edits: Vec<Edit>) -> Fix {
+        Fix { applicability, message, details, edits, pending: Vec::new(), cell: None }
     }
 
     /// A fix that is a new first cell of a notebook holding `text`.
-    pub fn first_cell(applicability: Applicability, message: String, text: String) -> Fix {
-        Fix { applicability, message, edits: Vec::new(), pending: Vec::new(), cell: Some(text) }
+    pub fn first_cell(applicability: Applicability, message: String, details: String, text: String) -> Fix {
+        Fix { applicability, message, details, edits: Vec::new(), pending: Vec::new(), cell: Some(text) }
     }
 }
 
@@ -110,7 +114,19 @@ pub struct Finding {
     /// Library id (`cupy`, `cudf`, …).
     pub library: &'static str,
     pub severity: Severity,
+    /// One sentence, about 100 characters at most: the call, the library
+    /// and why it gains. What a terminal, a problems panel or virtual text
+    /// shows.
     pub message: String,
+    /// Everything else, for whoever asks (hover, `--show-details`, JSON):
+    /// why, caveats and fallbacks, what the guess rests on, the expected
+    /// speedup with its provenance, and the install line. Sentences; empty
+    /// when the message says it all.
+    pub details: String,
+    /// The finding says that this code stays on the CPU (a fallback of the
+    /// library's GPU path, or a GPU too old for it), not that the library
+    /// runs it on the GPU: what an editor's inline hint must not contradict.
+    pub stays_on_cpu: bool,
     pub fix: Option<Fix>,
 }
 

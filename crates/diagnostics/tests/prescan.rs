@@ -201,9 +201,9 @@ fn functions_kept_for_every_reason_a_rule_starts() {
         assert!(gpulens_diagnostics::parses_in_part(text), "nothing left out\n{text}");
     }
     // The hot caller's message is kept, and the kernel got another name.
-    let messages = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("\n");
-    assert!(messages(&cases[10]).contains("inside a loop in `caller`"), "{}", messages(&cases[10]));
-    assert!(messages(&cases[11]).contains("inside a loop in `driver`"), "{}", messages(&cases[11]));
+    let details = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.details.clone()).collect::<Vec<_>>().join("\n");
+    assert!(details(&cases[10]).contains("inside a loop in `caller`"), "{}", details(&cases[10]));
+    assert!(details(&cases[11]).contains("inside a loop in `driver`"), "{}", details(&cases[11]));
     let fixes = check_text(&cases[23], &settings, &gpu);
     let edits: String = fixes.iter().flat_map(|f| f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.text.clone()))).collect();
     assert!(edits.contains("scale_kernel2"), "{edits}");
@@ -452,7 +452,7 @@ fn callers_of_kept_functions_parsed_at_once() {
         Some(vec!["solve".to_string(), "solve_all".to_string()])
     );
     let whole = same_as_whole(text);
-    assert!(whole.iter().any(|f| f.code == "CUPY001" && f.message.contains("solve_all")), "{whole:?}");
+    assert!(whole.iter().any(|f| f.code == "CUPY001" && f.details.contains("solve_all")), "{whole:?}");
 }
 
 /// Without fixes, the module's imports and plain assignments that start

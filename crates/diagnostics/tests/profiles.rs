@@ -13,7 +13,8 @@ fn render(text: &str, gpu: &GpuProfile) -> String {
         .iter()
         .map(|f| {
             let p = index.position(text, f.range.start, PositionEncoding::Utf32);
-            format!("{}:{} {} {} {}\n  = {}\n", p.line + 1, p.character + 1, f.code, f.library, f.severity.as_str(), f.message)
+            // (The details on the message's line, so that a line is a finding.)
+            format!("{}:{} {} {} {}\n  = {} // {}\n", p.line + 1, p.character + 1, f.code, f.library, f.severity.as_str(), f.message, f.details)
         })
         .collect()
 }

@@ -17,7 +17,7 @@ fn render(text: &str) -> String {
         let end = index.position(text, f.range.end, PositionEncoding::Utf32);
         let source = &text[index.line_range(text, start.line as usize)];
         out.push_str(&format!(
-            "{}:{}-{}:{} {} {} {}\n  | {}\n  = {}\n\n",
+            "{}:{}-{}:{} {} {} {}\n  | {}\n  = {}\n",
             start.line + 1,
             start.character + 1,
             end.line + 1,
@@ -28,6 +28,10 @@ fn render(text: &str) -> String {
             source.trim_end(),
             f.message
         ));
+        if !f.details.is_empty() {
+            out.push_str(&format!("  + {}\n", f.details));
+        }
+        out.push('\n');
     }
     if out.is_empty() {
         out.push_str("(no findings)\n");
@@ -41,6 +45,42 @@ fn fixtures() {
         let text = std::fs::read_to_string(path).unwrap();
         insta::assert_snapshot!(render(&text));
     });
+}
+
+/// Longest message, in characters: one line a terminal, a problems panel or
+/// virtual text shows whole. (Names of the user's own code can make one a
+/// little longer than the ~100 aimed at.)
+const LONGEST_MESSAGE: usize = 110;
+
+/// Every finding of every fixture says what it is in one short line; the
+/// rest is in its details.
+#[test]
+fn messages_are_one_short_line() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut long = Vec::new();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "py") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let tree = gpulens_syntax::parse(&text);
+        for f in check(&text, &tree, &Settings::default(), &GpuProfile::none()) {
+            seen += 1;
+            let n = f.message.chars().count();
+            if n > LONGEST_MESSAGE || f.message.contains('\n') || f.message.ends_with('.') {
+                long.push(format!("{} {} ({n}): {}", path.file_name().unwrap().to_string_lossy(), f.code, f.message));
+            }
+            if let Some(fix) = &f.fix {
+                if fix.message.chars().count() > 60 {
+                    long.push(format!("{} {} fix title ({}): {}", path.file_name().unwrap().to_string_lossy(), f.code, fix.message.chars().count(), fix.message));
+                }
+            }
+        }
+    }
+    assert!(seen > 200, "only {seen} findings: the fixtures were not read");
+    assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
 /// Every rule is shown at work by at least one fixture: its code appears in

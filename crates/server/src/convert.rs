@@ -73,6 +73,7 @@ impl Converter {
             let data = json!({
                 "fix": {
                     "message": fix.message,
+                    "details": fix.details,
                     "applicability": fix.applicability,
                     "edits": self.text_edits(doc, f),
                 }
@@ -216,9 +217,18 @@ impl Converter {
             let rule = f.code.rule();
             let lib = knowledge.library(f.library)?;
             let mut md = format!("**{}** · {} — {}\n\n{}\n\n", f.code, lib.name, rule.summary, f.message);
+            if !f.details.is_empty() {
+                md.push_str(&format!("{}\n\n", f.details));
+            }
+            if let Some(fix) = &f.fix {
+                let unsafe_ = if fix.applicability == Applicability::Unsafe { " (unsafe: review the result)" } else { "" };
+                md.push_str(&format!("**Fix{unsafe_}.** {}. {}\n\n", fix.message, fix.details));
+            }
             md.push_str(&format!("**Why.** {}\n\n", rule.why()));
             md.push_str(&format!("**GPU.** {}\n\n", gpu_sentence(gpu)));
-            if let Some((lo, hi)) = knowledge.measured.speedup_range(f.library) {
+            // (Details that give an estimate for this GPU already say it.)
+            let estimated = f.details.contains("Expected: about");
+            if let Some((lo, hi)) = knowledge.measured.speedup_range(f.library).filter(|_| !estimated) {
                 md.push_str(&format!(
                     "**Measured.** gpulens's own rewrite of this kind ran {lo:.0}–{hi:.0}× faster end to end (copies \
                      included, results checked against the CPU's) on an {} ({}; `examples/rewrites`). Your speedup \
@@ -284,28 +294,37 @@ impl Converter {
         })
     }
 
-    pub fn inlay_hints(&self, doc: &Document, findings: &[Finding], range: Range) -> Vec<InlayHint> {
+    /// One hint per finding of advice in `range`, saying what the finding
+    /// says: the library that runs the code on the GPU with the speedup
+    /// gpulens measured, scaled to the user's GPU and naming it (or left out
+    /// where the GPU is known but not how fast its memory is), or that the
+    /// code stays on the CPU.
+    pub fn inlay_hints(&self, doc: &Document, findings: &[Finding], range: Range, gpu: &GpuProfile) -> Vec<InlayHint> {
         let knowledge = Knowledge::get();
         self.overlapping(doc, findings, range)
             .filter(|f| f.code.rule().kind == Kind::Advice)
             .filter_map(|f| {
                 let lib = knowledge.library(f.library)?;
-                // The estimate: what the rewrite of this library measured on a real GPU.
-                let estimate = knowledge
-                    .measured
-                    .speedup_range(f.library)
-                    .map(|(lo, hi)| {
-                        let gpu = knowledge.measured.gpu.trim_start_matches("NVIDIA ");
-                        if (hi - lo).abs() < 0.5 {
-                            format!(" ~{lo:.0}× on {gpu}")
-                        } else {
-                            format!(" ~{lo:.0}–{hi:.0}× on {gpu}")
-                        }
-                    })
-                    .unwrap_or_default();
+                let label = if f.stays_on_cpu {
+                    format!("stays on CPU ({})", lib.name)
+                } else {
+                    let unscalable = gpu.name.is_some() && gpu.memory_bandwidth_gbs.is_none();
+                    let estimate = gpulens_diagnostics::estimated_speedup(f.library, gpu)
+                        .filter(|_| !unscalable)
+                        .map(|e| {
+                            let on = e.gpu.trim_start_matches("the ").trim_start_matches("NVIDIA ").to_string();
+                            if e.high - e.low < 0.5 {
+                                format!(" ~{:.0}× on {on}", e.low)
+                            } else {
+                                format!(" ~{:.0}–{:.0}× on {on}", e.low, e.high)
+                            }
+                        })
+                        .unwrap_or_default();
+                    format!("→ {}{estimate}", lib.name)
+                };
                 Some(InlayHint {
                     position: self.position(doc, f.range.end),
-                    label: InlayHintLabel::String(format!("→ {}{estimate}", lib.name)),
+                    label: InlayHintLabel::String(label),
                     kind: None,
                     text_edits: None,
                     tooltip: Some(InlayHintTooltip::String(f.message.clone())),

@@ -858,13 +858,14 @@ impl LanguageServer for Backend {
         if !self.effective().inlay_hints {
             return Ok(Some(Vec::new()));
         }
+        let gpu = self.state.gpu.read().unwrap().clone();
         if !self.state.docs.contains_key(&uri) {
-            if let Some(hints) = self.in_cell(&uri, |doc, findings| self.converter().inlay_hints(doc, findings, params.range)) {
+            if let Some(hints) = self.in_cell(&uri, |doc, findings| self.converter().inlay_hints(doc, findings, params.range, &gpu)) {
                 return hints.map(Some).ok_or_else(|| internal("inlayHint"));
             }
         }
         let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
-        guard("inlayHint", || self.converter().inlay_hints(&entry.doc, &entry.findings, params.range))
+        guard("inlayHint", || self.converter().inlay_hints(&entry.doc, &entry.findings, params.range, &gpu))
             .map(Some)
             .ok_or_else(|| internal("inlayHint"))
     }

@@ -13,10 +13,9 @@ pub(super) fn cudf_pandas(cx: &Context<'_, '_>) -> Option<Fix> {
     zero_code_change(
         cx,
         "cudf",
-        "Run pandas on the GPU",
-        "Run pandas on the GPU: install cudf.pandas before pandas is imported (operations cuDF lacks fall back to \
-         pandas on the CPU; for a script you can instead run `python -m cudf.pandas script.py`, in Jupyter \
-         `%load_ext cudf.pandas`)",
+        "Run pandas on the GPU with cudf.pandas",
+        "Installs cudf.pandas before pandas is imported. Operations cuDF lacks fall back to pandas on the CPU. \
+         For a script you can instead run `python -m cudf.pandas script.py`; in Jupyter, `%load_ext cudf.pandas`.",
     )
 }
 
@@ -25,10 +24,10 @@ pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
     zero_code_change(
         cx,
         "cuml",
-        "Run scikit-learn on the GPU",
-        "Run scikit-learn on the GPU: install cuml.accel before sklearn is imported (estimators or parameters cuML \
-         lacks run on the CPU as before; for a script you can instead run `python -m cuml.accel script.py`, in \
-         Jupyter `%load_ext cuml.accel`)",
+        "Run scikit-learn on the GPU with cuml.accel",
+        "Installs cuml.accel before scikit-learn is imported. Estimators or parameters cuML lacks run on the CPU \
+         as before. For a script you can instead run `python -m cuml.accel script.py`; in Jupyter, \
+         `%load_ext cuml.accel`.",
     )
 }
 
@@ -36,16 +35,21 @@ pub(super) fn cuml_accel(cx: &Context<'_, '_>) -> Option<Fix> {
 /// `zero_code_change.code`), put before the first import, or in a notebook
 /// its magic (`zero_code_change.notebook`) as a new first cell; nothing when
 /// the file already switches the mode on (in code or as a notebook magic).
-/// `what`: the title's start, what the mode does.
-fn zero_code_change(cx: &Context<'_, '_>, library: &str, what: &str, title: &str) -> Option<Fix> {
+/// `title` and `details`: the fix's, for a script.
+fn zero_code_change(cx: &Context<'_, '_>, library: &str, title: &str, details: &str) -> Option<Fix> {
     let mode = crate::rules::library(cx, library).zero_code_change.as_ref()?;
     if crate::rules::mode_switched_on(cx, library) {
         return None;
     }
     if let Some(magic) = mode.notebook.as_deref().filter(|_| cx.settings.notebook.is_some()) {
-        return Some(Fix::first_cell(Applicability::Unsafe, format!("{what}: a first cell with `{magic}`"), magic.to_string()));
+        return Some(Fix::first_cell(
+            Applicability::Unsafe,
+            format!("Insert a first cell with `{magic}`"),
+            format!("{title}: the magic switches it on before anything is imported."),
+            magic.to_string(),
+        ));
     }
-    let mut draft = Draft::new(Applicability::Unsafe, title);
+    let mut draft = Draft::new(Applicability::Unsafe, title, details);
     for line in mode.code.as_deref()?.lines() {
         draft.module_line(Anchor::FirstImport, line);
     }
@@ -76,8 +80,9 @@ pub(super) fn nx_backend(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let at = args.start_byte() + 1 + inner.len();
     let mut draft = Draft::new(
         Applicability::Unsafe,
-        "Run this algorithm on the GPU with the nx-cugraph backend (`backend=\"cugraph\"`; needs nx-cugraph \
-         installed — or set NX_CUGRAPH_AUTOCONFIG=True to send every supported call there without changing code)",
+        "Run on the GPU with the nx-cugraph backend",
+        "Adds `backend=\"cugraph\"` to the call, which needs nx-cugraph installed. Setting \
+         NX_CUGRAPH_AUTOCONFIG=True instead sends every supported call there without changing code.",
     );
     draft.insert(at, insertion);
     draft.finish()
@@ -102,7 +107,8 @@ pub(super) fn synchronize_before_timer(cx: &Context<'_, '_>, node: Node<'_>) -> 
     };
     let mut draft = Draft::new(
         Applicability::Safe,
-        format!("Wait for the GPU before reading the clock (`{sync}`)"),
+        "Wait for the GPU before reading the clock",
+        format!("Inserts `{sync}` before the clock is read, so the time includes the GPU work queued before it."),
     );
     draft.insert(line_start(text, start), format!("{indent}{sync}{}", newline(text, start)));
     draft.finish()

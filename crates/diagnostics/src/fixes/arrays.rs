@@ -445,12 +445,13 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
         let in_function = self.function.is_some();
         let mut draft = Draft::new(
             Applicability::Unsafe,
+            if in_function { "Run this function's array work with CuPy" } else { "Run these array calls with CuPy" },
             if in_function {
-                "Run this function's array work on the GPU: GPU calls in place of the CPU ones, inputs moved to the \
-                 device once, results copied back once (floating-point results can differ in the last digits)"
+                "Puts GPU calls in place of the CPU ones, moves the inputs to the device once and copies the results \
+                 back once. Floating-point results can differ in the last digits."
             } else {
-                "Run these array calls on the GPU (their results stay in GPU memory; floating-point results can \
-                 differ in the last digits)"
+                "Puts GPU calls in place of the CPU ones; their results stay in GPU memory. Floating-point results \
+                 can differ in the last digits."
             },
         );
         let cp = cupy_alias(self.cx, &mut draft, self.candidates[0].0);
@@ -850,8 +851,9 @@ pub(super) fn kvikio_read(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     }
     let mut draft = Draft::new(
         Applicability::Unsafe,
-        "Read the file straight into GPU memory with KvikIO (the array is now a CuPy array on the GPU; code after \
-         this line that needs it on the host must call `cp.asnumpy`)",
+        "Read the file into GPU memory with KvikIO",
+        "The array becomes a CuPy array on the GPU: code after this line that needs it on the host must call \
+         `cp.asnumpy`.",
     );
     let cp = cupy_alias(cx, &mut draft, statement);
     let kvikio = module_path(cx, &mut draft, "kvikio", start);

@@ -66,8 +66,9 @@ pub(super) fn numba(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     let (insert_at, function_name) = kernel_position(cx, outer)?;
     let mut draft = Draft::new(
         Applicability::Unsafe,
-        "Turn this loop into a CUDA kernel (`@cuda.jit`, one thread per index, a bounds check, \
-         256 threads per block; arrays copied to the GPU and written ones copied back)",
+        "Rewrite the loop as a CUDA kernel",
+        "Writes the loop's body as a `@cuda.jit` kernel: one thread per index, a bounds check, 256 threads per \
+         block. The arrays are copied to the GPU, and the ones the kernel writes are copied back.",
     );
     let math_alias = alias_of(module, "math", outer.start_byte()).map(str::to_string);
     let body = analyse(cx, outer, Target::Numba, math_alias.as_deref())?;
@@ -164,8 +165,9 @@ pub(super) fn warp(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     }
     let mut draft = Draft::new(
         Applicability::Unsafe,
-        "Turn this loop into a Warp kernel (`@wp.kernel`, one thread per index with `wp.tid()`, launched with \
-         `wp.launch`; arrays become float32 Warp arrays on the GPU and written ones are copied back)",
+        "Rewrite the loop as a Warp kernel",
+        "Writes the loop's body as a `@wp.kernel` with one thread per index (`wp.tid()`), launched with \
+         `wp.launch`. The arrays become float32 Warp arrays on the GPU, and the ones it writes are copied back.",
     );
     let text = module.text;
     let nl = newline(text, outer.start_byte());

@@ -42,13 +42,15 @@ pub(crate) enum Anchor {
 pub(crate) struct Draft {
     applicability: Applicability,
     message: String,
+    details: String,
     edits: Vec<Edit>,
     pending: Vec<(Anchor, String)>,
 }
 
 impl Draft {
-    pub fn new(applicability: Applicability, message: impl Into<String>) -> Draft {
-        Draft { applicability, message: message.into(), edits: Vec::new(), pending: Vec::new() }
+    /// `message`: the title (about 60 characters at most); `details`: the rest.
+    pub fn new(applicability: Applicability, message: impl Into<String>, details: impl Into<String>) -> Draft {
+        Draft { applicability, message: message.into(), details: details.into(), edits: Vec::new(), pending: Vec::new() }
     }
 
     pub fn replace(&mut self, range: Range<usize>, text: impl Into<String>) {
@@ -89,7 +91,14 @@ impl Draft {
         if self.edits.windows(2).any(|w| w[0].range.end > w[1].range.start) {
             return None;
         }
-        Some(Fix { applicability: self.applicability, message: self.message, edits: self.edits, pending: self.pending, cell: None })
+        Some(Fix {
+            applicability: self.applicability,
+            message: self.message,
+            details: self.details,
+            edits: self.edits,
+            pending: self.pending,
+            cell: None,
+        })
     }
 }
 

@@ -80,9 +80,10 @@ pub(super) fn cuvs(cx: &Context<'_, '_>, node: Node<'_>) -> Option<Fix> {
     }
     let mut draft = Draft::new(
         Applicability::Unsafe,
+        format!("Search with cuVS {algorithm} on the GPU"),
         format!(
-            "Build and search the index on the GPU with cuVS ({}; vectors converted to float32 CuPy arrays, \
-             results copied back to NumPy)",
+            "Builds and searches the index on the GPU with cuVS ({}). The vectors are converted to float32 CuPy \
+             arrays, and the results are copied back to NumPy.",
             if algorithm == "cagra" { "CAGRA, a GPU graph index like HNSW" } else { "brute_force: exact, like the flat index" }
         ),
     );

@@ -124,6 +124,7 @@ pub(super) fn check(module: &Module<'_>, def: Node<'_>, name: &str, out: &mut Ve
         out.push(finding(
             call,
             Code::GPU011,
+                format!("Every thread of `{name}` updates one element atomically: this runs one at a time"),
             format!(
                 "Every thread of kernel `{name}` updates `{array}[{element}]` with `cuda.atomic.{operation}`: updates \
                  of one element queue one after another, so this runs at the speed of a single memory location. \

@@ -3,7 +3,7 @@
 
 use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, ApiMapping, Fallback, Library, Support};
-use super::{finding, install, is_small, library, loop_phrase, size_phrase, Call};
+use super::{finding, install, is_small, join, library, loop_phrase, short_callee, size_on, size_phrase, Call};
 use crate::Code;
 use crate::semantic::{CallSite, Value};
 use crate::{Context, Finding};
@@ -179,27 +179,29 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             // A reader cuDF lacks, or arguments that keep the parse on the CPU.
             let fallbacks = call.matched_fallbacks();
             if !fallbacks.is_empty() || api.support == Support::Fallback {
-                out.push(call.finding(
+                let mut f = call.finding(
                     Code::CUDF001,
-                    format!(
-                        "`{}` parses the file on the CPU, and cuDF cannot parse it on the GPU as called here: {}",
-                        call.callee_text(),
-                        reasons(&fallbacks, api),
-                    ),
-                ));
+                    format!("`{}` parses on the CPU, and cuDF cannot read it on the GPU as called here", short_callee(call.callee_text())),
+                    reasons(&fallbacks, api),
+                );
+                f.stays_on_cpu = true;
+                out.push(f);
                 return;
             }
             let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
             out.push(call.finding(
                 Code::CUDF001,
-                format!(
-                    "`{}` parses the file on the CPU; {}'s `{gpu}` parses it on the GPU and keeps the table \
-                     there for the work that follows.{} Install: {}.",
-                    call.callee_text(),
-                    lib.name,
+                format!("`{}` parses on the CPU: {} reads it on the GPU (`{gpu}`)", short_callee(call.callee_text()), lib.name),
+                join([
+                    format!(
+                        "`{}` parses the file on the CPU; {}'s `{gpu}` parses it on the GPU and keeps the table there \
+                         for the work that follows.",
+                        call.callee_text(),
+                        lib.name
+                    ),
                     zero_code_change(call.cx, lib),
-                    install(call.cx, lib),
-                ),
+                    format!("Install: {}.", install(call.cx, lib)),
+                ]),
             ));
         }
         ApiKind::Compute => {
@@ -298,13 +300,12 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         out.push(finding(
             site.node,
             Code::CUDF003,
-            format!(
-                "`{callee}` runs Python code once per row. Vectorise it first: express it as operations on \
-                 whole columns, which is often 100x faster even in pandas and is what cuDF can run on the GPU. \
-                 {why}"
-            )
-            .trim_end()
-            .to_string(),
+            format!("`{callee}` runs Python once per row: vectorise it so cuDF can run it on the GPU"),
+            join([
+                "Express it as operations on whole columns, which is often 100x faster even in pandas and is what \
+                 cuDF can run on the GPU.",
+                &why,
+            ]),
         ));
         return;
     }
@@ -344,19 +345,21 @@ fn op_finding(
     value: Value,
 ) -> Finding {
     let gpu = api.gpu.as_deref().map(|g| format!(" (`{g}`)")).unwrap_or_default();
-    let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
+    let note = api.note.as_deref().map(|n| format!("Note: {n}")).unwrap_or_default();
     finding(
         site.node,
         Code::CUDF002,
-        format!(
-            "`{callee}` on a pandas table{} runs on the CPU; {} runs it on the GPU{gpu}.{}{}{} Install: {}.",
-            size_phrase(value, "rows"),
-            lib.name,
+        match size_on(value, "rows") {
+            on if on.is_empty() => format!("`{}` on a pandas table: {} runs it on the GPU{gpu}", short_callee(callee), lib.name),
+            on => format!("`{}`{on}: {} runs it on the GPU{gpu}", short_callee(callee), lib.name),
+        },
+        join([
+            format!("`{callee}` on a pandas table{} runs on the CPU; {} runs it on the GPU{gpu}.", size_phrase(value, "rows"), lib.name),
             zero_code_change(cx, lib),
-            loop_phrase(site),
+            loop_phrase(site).to_string(),
             note,
-            install(cx, lib),
-        ),
+            format!("Install: {}.", install(cx, lib)),
+        ]),
     )
 }
 
@@ -365,11 +368,11 @@ fn cpu_finding(site: &CallSite<'_>, callee: &str, fallbacks: &[&Fallback], api: 
     finding(
         site.node,
         Code::CUDF004,
-        format!(
-            "`{callee}` runs in pandas on the CPU even under cudf.pandas: {} Expect pandas speed for this step, plus \
-             copying the data between GPU and CPU memory.",
+        format!("`{}` runs in pandas on the CPU even under cudf.pandas", short_callee(callee)),
+        join([
             reasons(fallbacks, api),
-        ),
+            "Expect pandas speed for this step, plus copying the data between GPU and CPU memory.".to_string(),
+        ]),
     )
 }
 

@@ -2,7 +2,7 @@
 
 use gpulens_knowledge::{ApiKind, Support};
 
-use super::{install, loop_phrase, size_phrase, Call};
+use super::{install, join, loop_phrase, short_callee, size_on, size_phrase, Call};
 use crate::Code;
 use crate::semantic::Value;
 use crate::Finding;
@@ -76,16 +76,20 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             return;
         }
         let note = api.note.as_deref().map(|n| n.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default();
+        let gpu = api.gpu.as_deref().unwrap_or("cugraph");
         out.push(call.finding(
             Code::CUGRAPH001,
-            format!(
-                "`{}` ({}) runs on the CPU; cuGraph runs the same algorithm on the GPU (`{}`){}. {note} Install: {}.",
-                call.callee_text(),
-                call.name,
-                api.gpu.as_deref().unwrap_or("cugraph"),
-                size_phrase(graph, "nodes"),
-                install(call.cx, lib),
-            ),
+            format!("`{}`{}: cuGraph runs it on the GPU (`{gpu}`)", short_callee(call.callee_text()), size_on(graph, "nodes")),
+            join([
+                format!(
+                    "`{}` ({}) runs on the CPU; cuGraph runs the same algorithm on the GPU (`{gpu}`){}.",
+                    call.callee_text(),
+                    call.name,
+                    size_phrase(graph, "nodes"),
+                ),
+                note,
+                format!("Install: {}.", install(call.cx, lib)),
+            ]),
         ));
         return;
     }
@@ -95,37 +99,40 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let fallbacks = call.matched_fallbacks();
     if !fallbacks.is_empty() {
         let reasons: Vec<&str> = fallbacks.iter().map(|f| f.reason.as_str()).collect();
-        out.push(call.finding(
+        let mut f = call.finding(
             Code::CUGRAPH001,
-            format!(
-                "`{}` ({}) runs on the CPU as written, even with the nx-cugraph backend enabled: {} Install: {}.",
-                call.callee_text(),
-                call.name,
+            format!("`{}` as written stays on the CPU even with nx-cugraph", short_callee(call.callee_text())),
+            join([
+                format!("`{}` ({}) runs on the CPU as written, even with the nx-cugraph backend enabled:", call.callee_text(), call.name),
                 reasons.join(" "),
-                install(call.cx, lib),
-            ),
-        ));
+                format!("Install: {}.", install(call.cx, lib)),
+            ]),
+        );
+        f.stays_on_cpu = true;
+        out.push(f);
         return;
     }
     let zero = lib
         .zero_code_change
         .as_ref()
         .map(|z| match z.notebook.as_deref().filter(|_| call.cx.settings.notebook.is_some()) {
-            Some(magic) => format!(" `{magic}` in the notebook's first cell, or"),
-            None => format!(" `{}`, or", z.script),
+            Some(magic) => format!("`{magic}` in the notebook's first cell, or"),
+            None => format!("`{}`, or", z.script),
         })
         .unwrap_or_default();
     out.push(call.finding(
         Code::CUGRAPH001,
-        format!(
-            "`{}` ({}) runs in pure Python on the CPU; the nx-cugraph backend runs the same call on the \
-             GPU{}. Enable it without code changes:{} pass `backend=\"cugraph\"` to this call.{} Install: {}.",
-            call.callee_text(),
-            call.name,
-            size_phrase(graph, "nodes"),
-            zero,
-            loop_phrase(call.site),
-            install(call.cx, lib),
-        ),
+        format!("`{}`{}: the nx-cugraph backend runs it on the GPU", short_callee(call.callee_text()), size_on(graph, "nodes")),
+        join([
+            format!(
+                "`{}` ({}) runs in pure Python on the CPU; the nx-cugraph backend runs the same call on the GPU{}.",
+                call.callee_text(),
+                call.name,
+                size_phrase(graph, "nodes"),
+            ),
+            format!("Enable it without code changes: {zero} pass `backend=\"cugraph\"` to this call."),
+            loop_phrase(call.site).to_string(),
+            format!("Install: {}.", install(call.cx, lib)),
+        ]),
     ));
 }

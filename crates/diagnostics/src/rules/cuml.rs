@@ -4,7 +4,7 @@
 
 use gpulens_knowledge::{ApiKind, Support};
 
-use super::{install, Call};
+use super::{install, join, Call};
 use crate::Code;
 use crate::Finding;
 use crate::registry::{declare_rule, Callers, Kind};
@@ -145,28 +145,32 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         let reasons = if reasons.is_empty() { api.note.clone().unwrap_or_default() } else { reasons.join("; ") };
         out.push(call.finding(
             Code::CUML002,
-            format!(
-                "`{short}` as configured here runs on the CPU even under cuml.accel: {reasons} Expect \
-                 scikit-learn speed for this model, or change the parameter if the model allows it."
-            ),
+            format!("`{short}` as configured here stays on the CPU even under cuml.accel"),
+            join([
+                reasons.as_str(),
+                "Expect scikit-learn speed for this model, or change the parameter if the model allows it.",
+            ]),
         ));
         return;
     }
-    let zero = lib.zero_code_change.as_ref().map(|z| format!(" {}, or", super::run_unchanged(call.cx, z)));
-    let native = api.gpu.as_deref().map(|g| format!(" use `{g}` directly")).unwrap_or_default();
-    let note = api.note.as_deref().map(|n| format!(" Note: {n}")).unwrap_or_default();
+    let zero = lib.zero_code_change.as_ref().map(|z| format!("{}, or", super::run_unchanged(call.cx, z)));
+    let native = api.gpu.as_deref().map(|g| format!("use `{g}` directly")).unwrap_or_default();
+    let note = api.note.as_deref().map(|n| format!("Note: {n}")).unwrap_or_default();
+    let mode = lib.zero_code_change.as_ref().map_or_else(|| lib.name.clone(), |z| z.name.clone());
     out.push(call.finding(
         Code::CUML001,
-        format!(
-            "`{short}` ({}) fits on the CPU; {}'s accelerator runs it on the GPU.{}{}.{} Small datasets can be \
-             slower on the GPU. Install: {}.",
-            call.name,
-            lib.name,
-            zero.unwrap_or_default(),
-            if native.is_empty() { " import it from cuML".to_string() } else { native },
+        format!("`{short}` fits on the CPU: {mode} runs it on the GPU"),
+        join([
+            format!("`{short}` ({}) fits on the CPU; {}'s accelerator runs it on the GPU.", call.name, lib.name),
+            format!(
+                "{} {}.",
+                zero.unwrap_or_default(),
+                if native.is_empty() { "import it from cuML".to_string() } else { native }
+            ),
             note,
-            install(call.cx, lib),
-        ),
+            "Small datasets can be slower on the GPU.".to_string(),
+            format!("Install: {}.", install(call.cx, lib)),
+        ]),
     ));
 }
 
@@ -183,15 +187,19 @@ fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         return;
     }
     let short = call.name.rsplit('.').next().unwrap_or(&call.name);
-    let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    let note = api.note.as_deref().map(|n| format!("Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
     out.push(call.finding(
         Code::CUML003,
-        format!(
-            "`{short}` ({}) computes on the CPU; cuML's `{gpu}` computes it on the GPU{}: call it with a CuPy \
-             or cuDF input.{note} Install: {}.",
-            call.name,
-            super::size_phrase(value, "elements"),
-            install(cx, call.library()),
-        ),
+        format!("`{short}`{}: cuML computes it on the GPU (`{gpu}`)", super::size_on(value, "elements")),
+        join([
+            format!(
+                "`{short}` ({}) computes on the CPU; cuML's `{gpu}` computes it on the GPU{}: call it with a CuPy or \
+                 cuDF input.",
+                call.name,
+                super::size_phrase(value, "elements"),
+            ),
+            note,
+            format!("Install: {}.", install(cx, call.library())),
+        ]),
     ));
 }

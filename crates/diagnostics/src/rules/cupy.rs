@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap as HashMap;
 use gpulens_knowledge::{ApiKind, Support};
 
 use super::context;
-use super::{estimate_phrase, fp64_phrase, install, loop_phrase, scale_out_phrase, size_phrase, tensor_core_phrase, Call};
+use super::{estimate_phrase, fp64_phrase, install, join, loop_phrase, scale_out_phrase, short_callee, size_on, size_phrase, tensor_core_phrase, Call};
 use gpulens_syntax::Node;
 
 use crate::Code;
@@ -527,18 +527,19 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
         scale_out_phrase(call.cx, &api.library, value.elements().map(|n| n.saturating_mul(8))),
         estimate_phrase(call.cx, &api.library),
     );
+    let callee = call.callee_text();
     out.push(call.finding(
         code,
-        format!(
-            "`{}` ({}) runs on the CPU; {}'s `{gpu}` does the same on the GPU{}.{why}{how}{}{}{tuned} Install: {}.",
-            call.callee_text(),
-            call.name,
-            lib.name,
-            size_phrase(value, "elements"),
-            loop_phrase(call.site),
+        format!("`{}`{}: {} runs it on the GPU (`{gpu}`)", short_callee(callee), size_on(value, "elements"), lib.name),
+        join([
+            format!("`{callee}` ({}) runs on the CPU; {}'s `{gpu}` does the same on the GPU{}.", call.name, lib.name, size_phrase(value, "elements")),
+            why,
+            how.to_string(),
+            loop_phrase(call.site).to_string(),
             note,
-            install(call.cx, lib),
-        ),
+            tuned,
+            format!("Install: {}.", install(call.cx, lib)),
+        ]),
     ));
 }
 

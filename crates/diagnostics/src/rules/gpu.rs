@@ -466,6 +466,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             out.push(finding(
                 condition.node,
                 Code::GPU002,
+                "Testing a GPU value in a loop makes every iteration wait for the GPU".to_string(),
                 "This condition tests a value that lives on the GPU, inside a loop: Python needs a real `bool`, so \
                  every iteration waits for all queued GPU work and copies the value back. Check it every N \
                  iterations, or keep the whole loop on the GPU."
@@ -493,17 +494,22 @@ fn float64_on_slow_fp64(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let text = module.defining_text(expr, scope);
         ["float32", "float16", "bfloat16", "complex64", "half"].iter().any(|t| text.contains(t))
     };
-    let message = |what: &str| {
-        format!(
-            "{what} runs in float64 unless its inputs were made float32 (CuPy, like NumPy, defaults to float64). On {}, \
-             float64 runs at 1/{divisor} of float32 speed: create the arrays with `dtype=cp.float32` (or \
-             `.astype(cp.float32)`) where the precision allows.{}",
-            cx.gpu.display_name(),
-            if cx.gpu.tensor_core_types.iter().any(|t| t == "TF32") {
-                " Its tensor cores can also run float32 matrix products as TF32 (set `CUPY_TF32=1`)."
-            } else {
-                ""
-            }
+    let finding_for = |node: Node<'_>, what: &str| {
+        finding(
+            node,
+            Code::GPU010,
+            format!("{what} runs in float64, at 1/{divisor} of float32 speed on {}", cx.gpu.display_name()),
+            format!(
+                "{what} runs in float64 unless its inputs were made float32 (CuPy, like NumPy, defaults to float64). \
+                 On {}, float64 runs at 1/{divisor} of float32 speed: create the arrays with `dtype=cp.float32` (or \
+                 `.astype(cp.float32)`) where the precision allows.{}",
+                cx.gpu.display_name(),
+                if cx.gpu.tensor_core_types.iter().any(|t| t == "TF32") {
+                    " Its tensor cores can also run float32 matrix products as TF32 (set `CUPY_TF32=1`)."
+                } else {
+                    ""
+                }
+            ),
         )
     };
     for site in &module.calls {
@@ -522,14 +528,14 @@ fn float64_on_slow_fp64(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         });
         if !any_single {
             let callee = module.text_of(site.node.field("function").unwrap());
-            out.push(finding(site.node, Code::GPU010, message(&format!("`{callee}`"))));
+            out.push(finding_for(site.node, &format!("`{}`", super::short_callee(callee))));
         }
     }
     for &CallSite { node, scope, .. } in &module.matmuls {
         let (Some(l), Some(r)) = (node.field("left"), node.field("right")) else { continue };
         let on_device = [l, r].iter().any(|o| matches!(module.value(*o, scope), Value::Device(_)));
         if on_device && !single(l, scope) && !single(r, scope) {
-            out.push(finding(node, Code::GPU010, message("This matrix product")));
+            out.push(finding_for(node, "This matrix product"));
         }
     }
 }
@@ -550,18 +556,19 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
                     site.node,
                     Code::GPU001,
                     format!(
-                        "`{}` copies `{}` from host memory to the GPU in every iteration of the loop, though it does \
-                         not change inside the loop. Copy it once before the loop and reuse the GPU copy: transfers \
-                         over PCIe are the slowest step of GPU code.",
+                        "`{}` copies `{}` to the GPU on every pass, though it does not change",
                         module.text_of(site.node.field("function").unwrap()),
                         module.text_of(arg)
                     ),
+                    "It does not change inside the loop: copy it once before the loop and reuse the GPU copy. \
+                     Transfers over PCIe are the slowest step of GPU code."
+                        .to_string(),
                 )));
             }
             return;
         }
         Some("cupy.asnumpy") => {
-            push_sync(site.node, "`cp.asnumpy` copies the array back to the host", false, out);
+            push_sync(site.node, "`cp.asnumpy`", "`cp.asnumpy` copies the array back to the host", false, out);
             return;
         }
         Some(
@@ -571,7 +578,7 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
             | "cupy.cuda.get_current_stream().synchronize",
         ) => {
             let numba = name == Some("numba.cuda.synchronize");
-            push_sync(site.node, "an explicit synchronisation makes the CPU wait for the GPU", numba, out);
+            push_sync(site.node, "An explicit synchronisation", "an explicit synchronisation makes the CPU wait for the GPU", numba, out);
             return;
         }
         _ => {}
@@ -582,20 +589,26 @@ fn transfers_and_syncs(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&
         let method = function.field("attribute").map_or("", |m| module.text_of(m));
         let Some(object) = function.field("object") else { return };
         let on_device = matches!(module.value(object, site.scope), Value::Device(_));
-        let what = match method {
-            "get" if on_device => "`.get()` copies the array back to the host",
-            "item" if on_device => "`.item()` copies one value back to the host",
-            "tolist" if on_device => "`.tolist()` copies the array back to the host",
-            "copy_to_host" => "`.copy_to_host()` copies the array back to the host",
+        let (short, what) = match method {
+            "get" if on_device => ("`.get()`", "`.get()` copies the array back to the host"),
+            "item" if on_device => ("`.item()`", "`.item()` copies one value back to the host"),
+            "tolist" if on_device => ("`.tolist()`", "`.tolist()` copies the array back to the host"),
+            "copy_to_host" => ("`.copy_to_host()`", "`.copy_to_host()` copies the array back to the host"),
             "synchronize" if module.text_of(object).contains("cuda") || module.text_of(object).contains("stream") => {
-                "an explicit synchronisation makes the CPU wait for the GPU"
+                ("An explicit synchronisation", "an explicit synchronisation makes the CPU wait for the GPU")
             }
             _ => return,
         };
-        push_sync(site.node, what, method == "copy_to_host", out);
+        push_sync(site.node, short, what, method == "copy_to_host", out);
     } else if function.kind_name() == "identifier" && matches!(module.text_of(function), "float" | "int" | "bool")
         && module.first_positional(site.node).is_some_and(|a| matches!(module.value(a, site.scope), Value::Device(_))) {
-            push_sync(site.node, "converting a GPU value to a Python number copies it back to the host", false, out);
+            push_sync(
+                site.node,
+                "Converting a GPU value to a number",
+                "converting a GPU value to a Python number copies it back to the host",
+                false,
+                out,
+            );
         }
 }
 
@@ -607,10 +620,12 @@ fn library_finding(numba: bool, mut f: Finding) -> Finding {
     f
 }
 
-fn push_sync(node: Node<'_>, what: &str, numba: bool, out: &mut Vec<Finding>) {
+/// `short`: what waits, as a message starts (`` `.get()` ``); `what`: what it does, as a sentence goes on.
+fn push_sync(node: Node<'_>, short: &str, what: &str, numba: bool, out: &mut Vec<Finding>) {
     out.push(library_finding(numba, finding(
         node,
         Code::GPU002,
+        format!("{short} in a loop makes the CPU wait for the GPU on every pass"),
         format!(
             "Inside a loop, {what} and waits for all queued GPU work, every iteration: the GPU idles while Python \
              catches up. Keep results on the GPU and bring them back once after the loop (or every N iterations, \
@@ -673,19 +688,26 @@ fn numpy_on_device(cx: &Context<'_, '_>, site: &CallSite<'_>, name: Option<&str>
     }
     let callee = module.text_of(site.node.field("function").unwrap());
     let gpu = name.replacen("numpy.", "cp.", 1);
-    let message = if matches!(name, "numpy.asarray" | "numpy.array" | "numpy.asanyarray" | "numpy.ascontiguousarray") {
-        format!(
-            "`{callee}` on a CuPy array raises `TypeError: Implicit conversion to a NumPy array is not allowed`. \
-             Copy it to the host explicitly with `cp.asnumpy(x)` or `x.get()` — once, where you really need it on \
-             the CPU."
+    let callee = super::short_callee(callee);
+    let (message, details) = if matches!(name, "numpy.asarray" | "numpy.array" | "numpy.asanyarray" | "numpy.ascontiguousarray") {
+        (
+            format!("`{callee}` on a CuPy array raises `TypeError`: copy it with `cp.asnumpy`"),
+            format!(
+                "`{callee}` on a CuPy array raises `TypeError: Implicit conversion to a NumPy array is not allowed`. \
+                 Copy it to the host explicitly with `cp.asnumpy(x)` or `x.get()` — once, where you really need it on \
+                 the CPU."
+            ),
         )
     } else {
-        format!(
-            "`{callee}` is given GPU data. It may work through NumPy's dispatch to CuPy, but it reads as CPU code and \
-             any function CuPy does not dispatch copies the data back to the host. Call `{gpu}` directly."
+        (
+            format!("`{callee}` is given GPU data: call `{gpu}` directly"),
+            format!(
+                "`{callee}` is given GPU data. It may work through NumPy's dispatch to CuPy, but it reads as CPU code \
+                 and any function CuPy does not dispatch copies the data back to the host."
+            ),
         )
     };
-    out.push(finding(site.node, Code::GPU007, message));
+    out.push(finding(site.node, Code::GPU007, message, details));
 }
 
 /// `i % 50 == 0 and <GPU test>`: the GPU value is read only on every Nth
@@ -722,6 +744,7 @@ fn cudf_udf(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
     out.push(finding(
         site.node,
         Code::GPU008,
+        format!("`.{method}()` on a cuDF frame compiles the function with Numba: numbers only"),
         format!(
             "`.{method}()` with a Python function on a cuDF frame compiles that function with Numba for the GPU: \
              it must use only numbers (and simple string operations) — Python objects, lists, dicts or calls into \
@@ -756,6 +779,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
             out.push(finding(
                 def.field("name").unwrap_or(def),
                 Code::GPU003,
+                format!("Kernel `{name}` never checks its index against the array's size"),
                 format!(
                     "Kernel `{name}` takes its index from the grid ({}) but never checks it against the array's size. \
                      The grid is rounded up to whole blocks, so the last threads point past the end and write memory \
@@ -780,6 +804,7 @@ fn kernel_checks(cx: &Context<'_, '_>, decorated: Node<'_>, out: &mut Vec<Findin
             out.push(finding(
                 literal,
                 Code::GPU006,
+                format!("`{}` is float64 in a float32 kernel: write `float32({})`", module.text_of(literal), module.text_of(literal)),
                 format!(
                     "`{}` is a Python float, which Numba treats as float64: mixed with the kernel's float32 data it \
                      promotes the arithmetic to float64, which consumer and many workstation GPUs run 32-64x slower. \
@@ -850,6 +875,7 @@ fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>
             out.push(finding(
                 threads,
                 Code::GPU004,
+                format!("{total} threads per block is over the limit of 1024"),
                 format!(
                     "{total} threads per block is more than the 1024 every NVIDIA GPU allows: the launch fails with \
                      an invalid-configuration error. Use 256 (or 16x16 for 2-D) and more blocks."
@@ -860,6 +886,7 @@ fn launch_configs(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>
             out.push(finding(
                 threads,
                 Code::GPU004,
+                format!("{total} threads per block is not a multiple of the warp size (32)"),
                 format!(
                     "{total} threads per block is not a multiple of 32, the warp size: the GPU schedules whole warps, \
                      so {} of every {up} thread slots do nothing. Use a multiple of 32 such as 128 or 256.",
@@ -930,6 +957,7 @@ fn timing(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
             out.push(finding(
                 events[j].3,
                 Code::GPU005,
+                "Clock read after GPU work with no synchronisation: it times the launch only".to_string(),
                 "This clock reading follows GPU work with no synchronisation in between. GPU calls return as soon as \
                  the work is queued, so the time measured is the launch, not the computation. Call \
                  `cp.cuda.get_current_stream().synchronize()` (CuPy) or `cuda.synchronize()` (Numba) before reading \
@@ -945,20 +973,20 @@ fn timing(cx: &Context<'_, '_>, kernels: &[&str], out: &mut Vec<Finding>) {
 fn deprecated_imports(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     let module = cx.module;
     for (node, target) in module.import_sites() {
-        let message = if target == "warp.sim" || target.starts_with("warp.sim.") {
-            "`warp.sim` was removed in Warp 1.10; its simulation features moved to the separate Newton physics \
-             engine. Write your own `@wp.kernel` steps on core Warp, or move to Newton."
+        let (message, details) = if target == "warp.sim" || target.starts_with("warp.sim.") {
+            ("`warp.sim` was removed in Warp 1.10: use core Warp or Newton", "`warp.sim` was removed in Warp 1.10; its simulation features moved to the separate Newton physics \
+             engine. Write your own `@wp.kernel` steps on core Warp, or move to Newton.")
         } else if target == "pylibraft.neighbors" || target.starts_with("pylibraft.neighbors.") {
-            "RAFT's nearest-neighbour and vector-search code moved to cuVS: import from `cuvs.neighbors` \
-             (brute_force, ivf_flat, ivf_pq, cagra) instead (uv add cuvs-cu12)."
+            ("RAFT's neighbour search moved to cuVS: import from `cuvs.neighbors`", "RAFT's nearest-neighbour and vector-search code moved to cuVS: import from `cuvs.neighbors` \
+             (brute_force, ivf_flat, ivf_pq, cagra) instead (uv add cuvs-cu12).")
         } else if target == "cuspatial" || target.starts_with("cuspatial.") {
-            "cuSpatial is archived: its last release (25.04) pins cudf 25.4, which conflicts with current RAPIDS. \
+            ("cuSpatial is archived and conflicts with current RAPIDS", "cuSpatial is archived: its last release (25.04) pins cudf 25.4, which conflicts with current RAPIDS. \
              Keep geometry in GeoPandas/Shapely on the CPU and use cuDF for the tabular part, or keep cuSpatial in a \
-             separate legacy environment."
+             separate legacy environment.")
         } else {
             continue;
         };
-        let mut f = finding(node, Code::GPU009, message.to_string());
+        let mut f = finding(node, Code::GPU009, message.to_string(), details.to_string());
         f.library = if target.starts_with("warp") {
             "warp"
         } else if target.starts_with("pylibraft") {

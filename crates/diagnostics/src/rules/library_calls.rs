@@ -9,7 +9,7 @@ use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, Status, Support};
 use gpulens_syntax::Node;
 
-use super::{estimate_phrase, install, loop_phrase, size_phrase, Call};
+use super::{estimate_phrase, install, join, loop_phrase, short_callee, size_phrase, Call};
 use crate::Code;
 use crate::semantic::Value;
 use crate::Finding;
@@ -373,13 +373,13 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let status = match lib.status {
         Status::Active => String::new(),
         status => format!(
-            " Careful: {} is {}{}.",
+            "Careful: {} is {}{}.",
             lib.name,
             if status == Status::Maintenance { "in maintenance mode" } else { status.as_str() },
             lib.successor.as_deref().map(|s| format!(" — {s}")).unwrap_or_default()
         ),
     };
-    let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    let note = api.note.as_deref().map(|n| format!("Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
     // A kernel is written for Numba-CUDA-MLIR or numba-cuda, as the machine and the kernel allow.
     let (package, install_line) = if code == Code::NUMBA002 {
         let ufunc = matches!(call.name.as_str(), "numba.vectorize" | "numba.guvectorize");
@@ -388,13 +388,33 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     } else {
         (String::new(), install(call.cx, lib))
     };
+    let callee = short_callee(call.callee_text());
+    let message = match code {
+        Code::KVIKIO001 => format!("`{callee}` reads into host memory: {} reads straight to the GPU (`{gpu}`)", lib.name),
+        Code::CUVS001 => format!("`{callee}` searches on the CPU: {} searches on the GPU (`{gpu}`)", lib.name),
+        _ => format!("`{callee}`{}: {} runs it on the GPU (`{gpu}`)", super::size_on(value, "elements"), lib.name),
+    };
+    // A library past its prime says so at once.
+    let message = match lib.status {
+        Status::Active => message,
+        status => format!(
+            "`{callee}`: {} runs it on the GPU, but it is {}",
+            lib.name,
+            if status == Status::Maintenance { "in maintenance" } else { status.as_str() }
+        ),
+    };
     out.push(call.finding(
         code,
-        format!(
-            "{why}{}{status}{note}{package}{} Install: {install_line}.",
-            loop_phrase(call.site),
+        message,
+        join([
+            why,
+            loop_phrase(call.site).to_string(),
+            status,
+            note,
+            package,
             if code == Code::KVIKIO001 { estimate_phrase(call.cx, "kvikio") } else { String::new() },
-        ),
+            format!("Install: {install_line}."),
+        ]),
     ));
 }
 

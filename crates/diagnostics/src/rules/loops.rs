@@ -393,6 +393,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         let size = elements.map(|n| format!(" ({} iterations here)", thousands(n))).unwrap_or_default();
+        let count = elements.map(|n| format!(" ({} of them)", thousands(n))).unwrap_or_default();
         let hot = if site.loop_depth > 0 {
             " It sits inside another loop, so keep the arrays on the GPU across those iterations instead of copying each time."
         } else {
@@ -404,6 +405,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                 out.push(finding(
                     site.node,
                     Code::CUPY002,
+                    format!("This loop is a running {op}: `cupy.cum{op}` computes it on the GPU in one call"),
                     format!(
                         "Each iteration of this loop needs the previous one's result, so it cannot become a GPU \
                          kernel. It is a running {op}, though: `np.cum{op}` computes it in one call, and \
@@ -427,6 +429,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             out.push(finding(
                 site.node,
                 Code::WARP001,
+                format!("This loop moves particles one at a time{count}: Warp updates them all at once"),
                 format!(
                     "This loop advances particles or bodies one at a time in Python{size}; the updates are \
                      independent, so Warp can run them all at once. Write the body as a `@wp.kernel` that takes \
@@ -488,6 +491,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                 out.push(finding(
                     site.node,
                     Code::NUMBA002,
+                    format!("`{name}` runs this loop's independent iterations one by one: a CUDA kernel runs them at once"),
                     format!(
                         "`{name}` is compiled by Numba for the CPU, where this loop runs its iterations one after \
                          another{size}; they are independent, so on the GPU each can be a thread. {kind} Write the \
@@ -504,6 +508,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         out.push(finding(
             site.node,
             Code::NUMBA001,
+            format!("This loop's iterations are independent{count}: a CUDA kernel runs them in parallel"),
             format!(
                 "This Python loop runs its body once per index{size}, and the iterations are independent, so a GPU \
                  kernel can run them in parallel. {kind} Write the body as a {launch}.{hot}{}{}{} Install: {}.",
@@ -573,8 +578,8 @@ fn carries_scalar<'t>(module: &crate::Module<'t>, node: Node<'t>, vars: &[&str])
 }
 
 /// A finding on a loop's header (`for i in range(n)`), not its whole body.
-fn finding(node: Node<'_>, code: Code, message: String) -> Finding {
-    let mut f = super::finding(node, code, message);
+fn finding(node: Node<'_>, code: Code, message: String, details: String) -> Finding {
+    let mut f = super::finding(node, code, message, details);
     if let Some(right) = node.field("right") {
         f.range.end = right.end_byte();
     }

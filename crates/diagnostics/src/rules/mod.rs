@@ -101,14 +101,14 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     // Advice that rests on a guess about a value says what the guess rests on.
     for f in out.iter_mut().filter(|f| f.code.rule().kind == Kind::Advice) {
         if let Some(phrase) = evidence_phrase(cx, f.range.clone()) {
-            f.message.push_str(&phrase);
+            f.details = join([phrase, std::mem::take(&mut f.details)]);
         }
     }
     gpu::check(cx, &mut out);
     // Several GPUs attached: the RAPIDS libraries have a distributed path.
     if cx.gpu.device_count.is_some_and(|n| n > 1) {
         for f in out.iter_mut().filter(|f| matches!(f.library, "cudf" | "cuml" | "cugraph") && f.code.rule().kind == Kind::Advice) {
-            f.message.push_str(&scale_out_phrase(cx, f.library, None));
+            f.details = join([std::mem::take(&mut f.details), scale_out_phrase(cx, f.library, None)]);
         }
     }
     // What a zero-code-change mode the code switches on already does is not advice.
@@ -182,8 +182,8 @@ impl Call<'_, '_> {
         library(self.cx, &self.api.library)
     }
 
-    pub fn finding(&self, code: Code, message: String) -> Finding {
-        finding(self.site.node, code, message)
+    pub fn finding(&self, code: Code, message: String, details: String) -> Finding {
+        finding(self.site.node, code, message, details)
     }
 
     /// The documented fallbacks whose condition this call meets.
@@ -215,9 +215,59 @@ pub(crate) fn library(cx: &Context<'_, '_>, id: &str) -> &'static Library {
     cx.module.knowledge().library(id).expect("knowledge is checked to name only known libraries")
 }
 
-pub(crate) fn finding(node: Node<'_>, code: Code, message: String) -> Finding {
+/// `message`: one sentence of about 100 characters at most; `details`: the
+/// rest (see [`Finding`]).
+pub(crate) fn finding(node: Node<'_>, code: Code, message: String, details: String) -> Finding {
     let rule = code.rule();
-    Finding { range: node.byte_range(), code, library: rule.library, severity: rule.severity, message, fix: None }
+    Finding {
+        range: node.byte_range(),
+        code,
+        library: rule.library,
+        severity: rule.severity,
+        message,
+        details,
+        stays_on_cpu: matches!(code, Code::CUML002 | Code::CUDF004),
+        fix: None,
+    }
+}
+
+/// Sentences (or paragraphs) joined by one space, empty ones left out and
+/// each trimmed: how a finding's details are put together from phrases
+/// that may or may not apply.
+pub(crate) fn join<S: AsRef<str>>(parts: impl IntoIterator<Item = S>) -> String {
+    let mut out = String::new();
+    for part in parts {
+        let part = part.as_ref().trim();
+        if part.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// A callee as a message shows it: as written when short and on one line
+/// (`np.fft.fft`), else its last name (`.sum` for
+/// `np.array([...long...]).sum`).
+pub(crate) fn short_callee(callee: &str) -> std::borrow::Cow<'_, str> {
+    if callee.len() <= 40 && !callee.contains('\n') {
+        return callee.into();
+    }
+    match callee.rsplit_once('.') {
+        Some((_, last)) if !last.is_empty() && last.len() <= 40 && !last.contains(char::is_whitespace) => format!(".{last}").into(),
+        _ => callee.chars().take(37).chain("...".chars()).collect::<String>().into(),
+    }
+}
+
+/// " on 1,000,000 elements" for a message, or nothing when the size is unknown.
+pub(crate) fn size_on(value: Value, unit: &str) -> String {
+    match value.elements() {
+        Some(n) if n > 1 => format!(" on {} {unit}", thousands(n)),
+        _ => String::new(),
+    }
 }
 
 pub(crate) fn fallback_applies(cx: &Context<'_, '_>, call: Node<'_>, fallback: &Fallback) -> bool {
@@ -364,18 +414,17 @@ pub(crate) fn gate_by_compute_capability(cx: &Context<'_, '_>, findings: &mut [F
         };
         if cc < min {
             f.severity = crate::Severity::Info;
-            f.message = format!(
-                "{} cannot run on {} (compute capability {}.{}; current {} releases need {}.{} or newer), so this \
-                 code would stay on the CPU there; the advice below holds for a newer GPU. {}",
-                lib.name,
-                cx.gpu.display_name(),
-                cc.0,
-                cc.1,
-                lib.name,
-                min.0,
-                min.1,
-                f.message
-            );
+            f.stays_on_cpu = true;
+            let advice = std::mem::take(&mut f.message);
+            f.message = format!("{} cannot run on {} (compute capability {}.{} < {}.{})", lib.name, cx.gpu.display_name(), cc.0, cc.1, min.0, min.1);
+            f.details = join([
+                format!(
+                    "Current {} releases need compute capability {}.{} or newer, so this code would stay on the CPU \
+                     there. On a newer GPU: {advice}",
+                    lib.name, min.0, min.1
+                ),
+                std::mem::take(&mut f.details),
+            ]);
         }
     }
 }
@@ -547,9 +596,9 @@ fn evidence_phrase(cx: &Context<'_, '_>, range: std::ops::Range<usize>) -> Optio
     let scope = module.enclosing_function(call).map_or(crate::semantic::MODULE_SCOPE, |f| f.id());
     let (name, evidence) = module.evidence(object, scope)?;
     Some(match evidence {
-        Evidence::Documented(ty) => format!(" (`{name}` is documented as `{ty}`.)"),
-        Evidence::Passed { caller, argument } => format!(" (`{name}` is what `{caller}` passes it: `{argument}`.)"),
-        Evidence::UsedAs(what) => format!(" (`{name}` is used as a pandas or NetworkX object: `{what}`.)"),
-        Evidence::Declared(function) => format!(" (`{name}` is what `{function}` returns, as that function declares.)"),
+        Evidence::Documented(ty) => format!("`{name}` is documented as `{ty}`."),
+        Evidence::Passed { caller, argument } => format!("`{name}` is what `{caller}` passes it: `{argument}`."),
+        Evidence::UsedAs(what) => format!("`{name}` is used as a pandas or NetworkX object: `{what}`."),
+        Evidence::Declared(function) => format!("`{name}` is what `{function}` returns, as that function declares."),
     })
 }

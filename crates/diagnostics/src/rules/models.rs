@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, Knowledge, Names};
 
-use super::{install, library, Call};
+use super::{install, join, library, short_callee, Call};
 use crate::Code;
 use crate::semantic::{CallSite, Value};
 
@@ -94,23 +94,29 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
         ApiKind::Estimator => (
             Code::CUML001,
             match lib.zero_code_change.as_ref() {
-                Some(z) => format!(" {}, or use `{gpu}` where the model is built.", super::run_unchanged(cx, z)),
-                None => format!(" Use `{gpu}` where the model is built."),
+                Some(z) => format!("{}, or use `{gpu}` where the model is built.", super::run_unchanged(cx, z)),
+                None => format!("Use `{gpu}` where the model is built."),
             },
         ),
-        ApiKind::Index => (Code::CUVS001, format!(" Build it with `{gpu}` instead, where it is built, and search that.")),
+        ApiKind::Index => (Code::CUVS001, format!("Build it with `{gpu}` instead, where it is built, and search that.")),
         _ => return,
     };
-    let note = api.note.as_deref().map(|n| format!(" Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    let note = api.note.as_deref().map(|n| format!("Note: {}", n.split_whitespace().collect::<Vec<_>>().join(" "))).unwrap_or_default();
+    let receiver = short_callee(module.text_of(object));
     out.push(call.finding(
         code,
-        format!(
-            "`{}.{method}()` runs a `{short}` ({cpu}) built outside this function: the work happens here, on the \
-             CPU; {} runs it on the GPU.{how}{note} Install: {}.",
-            module.text_of(object),
-            lib.name,
-            install(cx, lib),
-        ),
+        format!("`{receiver}.{method}()` runs a `{short}` on the CPU: {} runs it on the GPU", lib.name),
+        join([
+            format!(
+                "`{}.{method}()` runs a `{short}` ({cpu}) built outside this function: the work happens here, on the \
+                 CPU; {} runs it on the GPU.",
+                module.text_of(object),
+                lib.name
+            ),
+            how,
+            note,
+            format!("Install: {}.", install(cx, lib)),
+        ]),
     ));
 }
 
@@ -137,20 +143,26 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     }
     let lib = library(cx, "cuml");
     let how = match lib.zero_code_change.as_ref() {
-        Some(z) => format!(" {}, or build the model as `cuml.neighbors.NearestNeighbors`.", super::run_unchanged(cx, z)),
+        Some(z) => format!("{}, or build the model as `cuml.neighbors.NearestNeighbors`.", super::run_unchanged(cx, z)),
         None => " Build the model as `cuml.neighbors.NearestNeighbors`.".to_string(),
     };
     out.push(super::finding(
         site.node,
         Code::CUML001,
-        format!(
-            "`{}.{method}()` is scikit-learn's nearest-neighbour query: for every row it is given, it searches the \
-             fitted data on the CPU. cuML's `NearestNeighbors` answers the same query on the GPU, tens to hundreds \
-             of times faster on large data.{how} For a search index you build yourself, cuVS (`cuvs.neighbors.brute_force`, \
-             or CAGRA for approximate search) is the GPU library underneath. Install: {}.",
-            module.text_of(object),
-            install(cx, lib),
-        ),
+        format!("`{}.{method}()` searches neighbours on the CPU: cuML's `NearestNeighbors` does it on the GPU", short_callee(module.text_of(object))),
+        join([
+            format!(
+                "`{}.{method}()` is scikit-learn's nearest-neighbour query: for every row it is given, it searches the \
+                 fitted data on the CPU. cuML's `NearestNeighbors` answers the same query on the GPU, tens to hundreds \
+                 of times faster on large data.",
+                module.text_of(object)
+            ),
+            how,
+            "For a search index you build yourself, cuVS (`cuvs.neighbors.brute_force`, or CAGRA for approximate \
+             search) is the GPU library underneath."
+                .to_string(),
+            format!("Install: {}.", install(cx, lib)),
+        ]),
     ));
 }
 
@@ -222,6 +234,7 @@ fn ray_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax::
     out.push(super::finding(
         site.node,
         Code::WARP002,
+        format!("`{}.{method}()` casts rays on the CPU: Warp casts one per GPU thread", short_callee(receiver)),
         format!(
             "`{receiver}.{method}()` casts rays against a triangle mesh on the CPU (trimesh's ray API: its default \
              intersector tests candidate triangles with NumPy). NVIDIA Warp casts one ray per GPU thread against a BVH: \
@@ -292,10 +305,10 @@ fn index_work(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_syntax:
     out.push(super::finding(
         site.node,
         Code::CUVS001,
+        format!("`{}.{method}()` works on {what} on the CPU: cuVS does it on the GPU", short_callee(receiver)),
         format!(
-            "`{}.{method}()` works on {what} on the CPU (built where this code does not show it). {how}. \
+            "`{receiver}.{method}()` works on {what} on the CPU (built where this code does not show it). {how}. \
              Install: {}.",
-            module.text_of(object),
             install(cx, lib),
         ),
     ));
@@ -335,9 +348,11 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
         } else {
             ("queries points against a mesh (closest points, distances or containment)", "wp.mesh_query_point(mesh_id, point, max_dist)")
         };
+        let (short, kind) = if rays && surface { ("casts rays", "ray") } else { ("queries a mesh", "query") };
         out.push(super::finding(
             name,
             Code::WARP002,
+            format!("`{}` {short} on the CPU: Warp runs one {kind} per GPU thread", module.text_of(name)),
             format!(
                 "`{}` {what} on the CPU. NVIDIA Warp runs one query per GPU thread against a BVH of the mesh: build \
                  `wp.Mesh(points=wp.array(vertices, dtype=wp.vec3), indices=wp.array(faces.ravel(), dtype=int))` once \
