@@ -209,31 +209,6 @@ pub fn statistics(out: &mut impl Write, reports: &[FileReport], as_json: bool) -
     Ok(())
 }
 
-fn fix_json(f: &Shown) -> Value {
-    match &f.record.fix {
-        None => Value::Null,
-        Some(fix) if fix.cell.is_some() => json!({
-            "applicability": fix.applicability,
-            "message": fix.message,
-            "details": fix.details,
-            "edits": [],
-            "new_cell": fix.cell,
-        }),
-        Some(fix) => json!({
-            "applicability": fix.applicability,
-            "message": fix.message,
-            "details": fix.details,
-            "edits": fix.edits.iter().zip(&f.edits).enumerate().map(|(i, (e, ((l1, c1), (l2, c2))))| {
-                let mut edit = json!({"line": l1, "column": c1, "end_line": l2, "end_column": c2, "text": e.text});
-                if let Some(cell) = f.edit_cells.get(i) {
-                    edit["cell"] = json!(cell);
-                }
-                edit
-            }).collect::<Vec<_>>(),
-        }),
-    }
-}
-
 /// Every finding of `reports` as a JSON sequence, each object made by the
 /// function as it is written (the JSON and SARIF outputs are written as they
 /// are made, never held whole).
@@ -250,29 +225,100 @@ impl serde::Serialize for EachFinding<'_> {
 /// (a document built whole first took several times the memory of the
 /// findings themselves on large trees).
 pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> io::Result<()> {
-    // (Keys in the order `json!` gave them: sorted.)
+    // (Keys sorted, as they were when each object was a `json!` value.)
     #[derive(serde::Serialize)]
     struct Document<'a> {
-        findings: EachFinding<'a>,
+        findings: JsonFindings<'a>,
         gpu: &'a GpuProfile,
         version: u32,
     }
-    serde_json::to_writer_pretty(&mut *out, &Document { findings: EachFinding(reports, finding_json), gpu, version: 1 })?;
+    serde_json::to_writer_pretty(&mut *out, &Document { findings: JsonFindings(reports), gpu, version: 1 })?;
     writeln!(out)
 }
 
-fn finding_json(r: &FileReport, f: &Shown) -> Value {
-    let ((line, column), (end_line, end_column)) = (f.start, f.end);
-    let mut out = json!({
-        "path": r.path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
-        "code": f.record.code, "library": f.record.library, "severity": f.record.severity, "message": f.record.message,
-        "details": f.record.details, "fix": fix_json(f),
-    });
-    // In a notebook, the lines and columns are the cell's.
-    if let Some(cell) = f.cell {
-        out["cell"] = json!(cell);
+/// The findings of the JSON output, serialised straight from the reports
+/// (no JSON value is built: those allocations were most of the time the
+/// JSON output took beyond the text one).
+struct JsonFindings<'a>(&'a [FileReport]);
+
+impl serde::Serialize for JsonFindings<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| JsonFinding(r, f))))
     }
-    out
+}
+
+struct JsonFinding<'a>(&'a FileReport, &'a Shown);
+
+impl serde::Serialize for JsonFinding<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let JsonFinding(r, f) = *self;
+        let ((line, column), (end_line, end_column)) = (f.start, f.end);
+        let record = &f.record;
+        let mut map = serializer.serialize_map(None)?;
+        // In a notebook, the lines and columns are the cell's.
+        if let Some(cell) = f.cell {
+            map.serialize_entry("cell", &cell)?;
+        }
+        map.serialize_entry("code", record.code.as_str())?;
+        map.serialize_entry("column", &column)?;
+        map.serialize_entry("details", &record.details)?;
+        map.serialize_entry("end_column", &end_column)?;
+        map.serialize_entry("end_line", &end_line)?;
+        map.serialize_entry("fix", &record.fix.as_ref().map(|fix| JsonFix(f, fix)))?;
+        map.serialize_entry("library", record.library)?;
+        map.serialize_entry("line", &line)?;
+        map.serialize_entry("message", &record.message)?;
+        map.serialize_entry("path", &r.path)?;
+        map.serialize_entry("severity", &record.severity)?;
+        map.end()
+    }
+}
+
+struct JsonFix<'a>(&'a Shown, &'a gpulens_diagnostics::Fix);
+
+impl serde::Serialize for JsonFix<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let JsonFix(f, fix) = *self;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("applicability", &fix.applicability)?;
+        map.serialize_entry("details", &fix.details)?;
+        map.serialize_entry("edits", &JsonEdits(f, fix))?;
+        map.serialize_entry("message", &fix.message)?;
+        if let Some(cell) = &fix.cell {
+            map.serialize_entry("new_cell", cell)?;
+        }
+        map.end()
+    }
+}
+
+struct JsonEdits<'a>(&'a Shown, &'a gpulens_diagnostics::Fix);
+
+impl serde::Serialize for JsonEdits<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Edit<'a>(Option<usize>, (usize, usize), (usize, usize), &'a str);
+        impl serde::Serialize for Edit<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let Edit(cell, (l1, c1), (l2, c2), text) = *self;
+                let mut map = serializer.serialize_map(None)?;
+                if let Some(cell) = cell {
+                    map.serialize_entry("cell", &cell)?;
+                }
+                map.serialize_entry("column", &c1)?;
+                map.serialize_entry("end_column", &c2)?;
+                map.serialize_entry("end_line", &l2)?;
+                map.serialize_entry("line", &l1)?;
+                map.serialize_entry("text", text)?;
+                map.end()
+            }
+        }
+        let JsonEdits(f, fix) = *self;
+        serializer.collect_seq(
+            fix.edits.iter().zip(&f.edits).enumerate().map(|(i, (e, (a, b)))| Edit(f.edit_cells.get(i).copied(), *a, *b, &e.text)),
+        )
+    }
 }
 
 /// A rule as `gpulens rules --json` prints it.

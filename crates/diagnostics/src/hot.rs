@@ -378,7 +378,7 @@ pub(crate) fn propagate<'t>(
                 code: source.code,
                 library: source.library,
                 severity: Severity::Info,
-                message: format!("`{name}` does GPU-ready work (line {line}) on every pass of this loop: keep its data on the GPU"),
+                message: format!("`{name}` runs GPU-ready work (line {line}) on each pass: keep its data on the GPU"),
                 details: format!(
                     "`{name}` (this module) does work on the CPU that runs on the GPU (`{what}`, line {line}; see the \
                      advice there), and this loop calls it on every pass. Move its data to the GPU once, before the \

@@ -530,7 +530,11 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
     let callee = call.callee_text();
     out.push(call.finding(
         code,
-        format!("`{}`{}: {} runs it on the GPU (`{gpu}`)", short_callee(callee), size_on(value, "elements"), lib.name),
+        // (A long GPU name is left to the details.)
+        match format!("`{}`{}: {} runs it on the GPU", short_callee(callee), size_on(value, "elements"), lib.name) {
+            m if m.chars().count() + gpu.chars().count() > 95 => m,
+            m => format!("{m} (`{gpu}`)"),
+        },
         join([
             format!("`{callee}` ({}) runs on the CPU; {}'s `{gpu}` does the same on the GPU{}.", call.name, lib.name, size_phrase(value, "elements")),
             why,

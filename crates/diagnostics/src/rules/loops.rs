@@ -491,7 +491,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                 out.push(finding(
                     site.node,
                     Code::NUMBA002,
-                    format!("`{name}` runs this loop's independent iterations one by one: a CUDA kernel runs them at once"),
+                    format!("`{name}` runs independent iterations one by one: a CUDA kernel runs them at once"),
                     format!(
                         "`{name}` is compiled by Numba for the CPU, where this loop runs its iterations one after \
                          another{size}; they are independent, so on the GPU each can be a thread. {kind} Write the \
