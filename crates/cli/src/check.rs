@@ -114,9 +114,19 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     checked.sort_by(|a, b| a.report.path.cmp(&b.report.path));
     problems.sort_by(|a, b| a.path.cmp(&b.path));
-    let (reports, cached): (Vec<FileReport>, Vec<_>) = checked.into_iter().map(|c| (c.report, c.cached)).unzip();
+    let (mut reports, cached): (Vec<FileReport>, Vec<_>) = checked.into_iter().map(|c| (c.report, c.cached)).unzip();
+    let profiled = match &args.profile {
+        Some(path) => match crate::profiled::apply(path, &mut reports) {
+            Ok(p) => Some(p),
+            Err(message) => {
+                problems.push(Problem { path: String::new(), message: format!("--profile {message}") });
+                None
+            }
+        },
+        None => None,
+    };
 
-    let status = report(&args, &reports, &problems, &gpu);
+    let status = report(&args, &reports, &problems, &gpu, profiled.as_ref());
     // After the output, so the cache never delays it.
     drop(reports);
     if let Some(cache) = cache {
@@ -148,7 +158,7 @@ fn cache_dir(args: &CheckArgs) -> PathBuf {
 }
 
 /// Prints the problems, then the diff or the findings; returns the exit status.
-fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &GpuProfile) -> ExitCode {
+fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &GpuProfile, profiled: Option<&crate::profiled::Profiled>) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
     for p in problems {
         let _ = if p.path.is_empty() {
@@ -204,8 +214,8 @@ fn report(args: &CheckArgs, reports: &[FileReport], problems: &[Problem], gpu: &
     }
     let written = match args.format {
         _ if args.statistics => output::statistics(&mut stdout, reports, args.format == Format::Json),
-        Format::Text | Format::Concise => output::text(&mut stdout, reports, checked, args.show_details),
-        Format::Json => output::json(&mut stdout, reports, gpu),
+        Format::Text | Format::Concise => output::text(&mut stdout, reports, checked, args.show_details, profiled),
+        Format::Json => output::json(&mut stdout, reports, gpu, profiled),
         Format::Sarif => output::sarif(&mut stdout, reports, problems),
         Format::Github => output::github(&mut stdout, reports, problems),
     };

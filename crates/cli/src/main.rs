@@ -7,6 +7,7 @@ mod check;
 mod config;
 mod notebook;
 mod output;
+mod profiled;
 mod project;
 mod report;
 
@@ -106,6 +107,10 @@ pub struct CheckArgs {
     /// Print how many findings each rule and library has, instead of the findings (as JSON with --format json).
     #[arg(long)]
     pub statistics: bool,
+    /// Rank the findings by the run time a profile of your program measured: a cProfile file
+    /// (`python -m cProfile -o run.prof`), py-spy's speedscope JSON or Scalene's JSON.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
 }
 
 // mimalloc for Rust's allocations and tree-sitter's: parsing and walking

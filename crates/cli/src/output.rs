@@ -8,19 +8,35 @@ use gpulens_gpu::GpuProfile;
 use gpulens_knowledge::Knowledge;
 use serde_json::{json, Value};
 
+use crate::profiled::Profiled;
 use crate::report::{FileReport, Problem, Shown};
 
 
 /// The text output (and the concise one, where the findings have no
 /// snippets): each finding's line, its source line when it has one, and with
 /// `details` what the finding and its fix say beyond their one line.
-pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize, details: bool) -> io::Result<()> {
-    let mut total = 0;
-    for report in reports {
-        for f in &report.findings {
-            total += 1;
-            write_finding(out, report, f, details)?;
+/// With a profile (`--profile`), the findings come most-measured first
+/// across all files, each with its share of the run, those in code the
+/// profile never saw last; then the hot functions that have no finding,
+/// and why.
+pub fn text(out: &mut impl Write, reports: &[FileReport], checked: usize, details: bool, profiled: Option<&Profiled>) -> io::Result<()> {
+    let mut all: Vec<(&FileReport, &Shown)> = reports.iter().flat_map(|r| r.findings.iter().map(move |f| (r, f))).collect();
+    let total = all.len();
+    if let Some(p) = profiled {
+        let share = |f: &Shown| f.profile.as_ref().map_or(-1.0, |m| m.share);
+        all.sort_by(|a, b| share(b.1).total_cmp(&share(a.1)));
+        let seen = all.iter().filter(|(_, f)| f.profile.is_some()).count();
+        writeln!(out, "Ranked by the profile {} ({}): {seen} of {total} findings are in code it measured.\n", p.path, p.describe())?;
+    }
+    for (report, f) in all {
+        write_finding(out, report, f, details, profiled.is_some())?;
+    }
+    if let Some(p) = profiled.filter(|p| !p.hot.is_empty()) {
+        writeln!(out, "Hot code with no advice:")?;
+        for h in &p.hot {
+            writeln!(out, "  {}:{}: `{}` ({}): {}", h.path, h.line, h.function, h.measured.phrase(), h.reason.reason())?;
         }
+        writeln!(out)?;
     }
     let files = if checked == 1 { "file" } else { "files" };
     match total {
@@ -78,11 +94,16 @@ fn github_property(text: &str) -> String {
     github_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown, details: bool) -> io::Result<()> {
+fn write_finding(out: &mut impl Write, report: &FileReport, f: &Shown, details: bool, profiled: bool) -> io::Result<()> {
     let ((line, col), r) = (f.start, &f.record);
+    let share = match &f.profile {
+        Some(m) => format!("({}) ", m.phrase()),
+        None if profiled => "(not in the profile) ".to_string(),
+        None => String::new(),
+    };
     match f.cell {
-        Some(cell) => writeln!(out, "{}:cell {cell}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?,
-        None => writeln!(out, "{}:{line}:{col}: {} [{}] {}", report.path, r.code, r.library, r.message)?,
+        Some(cell) => writeln!(out, "{}:cell {cell}:{line}:{col}: {} [{}] {share}{}", report.path, r.code, r.library, r.message)?,
+        None => writeln!(out, "{}:{line}:{col}: {} [{}] {share}{}", report.path, r.code, r.library, r.message)?,
     }
     let gutter = f.snippet.as_ref().map_or(2, |_| line.to_string().len());
     if let Some(s) = &f.snippet {
@@ -224,35 +245,49 @@ impl serde::Serialize for EachFinding<'_> {
 /// The JSON output, written as it is made: one finding's object at a time
 /// (a document built whole first took several times the memory of the
 /// findings themselves on large trees).
-pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile) -> io::Result<()> {
+pub fn json(out: &mut impl Write, reports: &[FileReport], gpu: &GpuProfile, profiled: Option<&Profiled>) -> io::Result<()> {
     // (Keys sorted, as they were when each object was a `json!` value.)
     #[derive(serde::Serialize)]
     struct Document<'a> {
         findings: JsonFindings<'a>,
         gpu: &'a GpuProfile,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        profile: Option<Value>,
         version: u32,
     }
-    serde_json::to_writer_pretty(&mut *out, &Document { findings: JsonFindings(reports), gpu, version: 1 })?;
+    let profile = profiled.map(|p| {
+        json!({
+            "path": p.path, "format": p.format, "unit": p.unit, "total": p.total, "files": p.files,
+            "hot_without_findings": p.hot.iter().map(|h| json!({
+                "path": h.path, "line": h.line, "function": h.function, "profile": h.measured,
+                "reason": h.reason, "why": h.reason.reason(),
+            })).collect::<Vec<_>>(),
+        })
+    });
+    let findings = JsonFindings(reports, profiled.is_some());
+    serde_json::to_writer_pretty(&mut *out, &Document { findings, gpu, profile, version: 1 })?;
     writeln!(out)
 }
 
 /// The findings of the JSON output, serialised straight from the reports
 /// (no JSON value is built: those allocations were most of the time the
 /// JSON output took beyond the text one).
-struct JsonFindings<'a>(&'a [FileReport]);
+/// (With whether a profile was given: each finding then says what it measured, or null.)
+struct JsonFindings<'a>(&'a [FileReport], bool);
 
 impl serde::Serialize for JsonFindings<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| JsonFinding(r, f))))
+        let profiled = self.1;
+        serializer.collect_seq(self.0.iter().flat_map(|r| r.findings.iter().map(move |f| JsonFinding(r, f, profiled))))
     }
 }
 
-struct JsonFinding<'a>(&'a FileReport, &'a Shown);
+struct JsonFinding<'a>(&'a FileReport, &'a Shown, bool);
 
 impl serde::Serialize for JsonFinding<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let JsonFinding(r, f) = *self;
+        let JsonFinding(r, f, profiled) = *self;
         let ((line, column), (end_line, end_column)) = (f.start, f.end);
         let record = &f.record;
         let mut map = serializer.serialize_map(None)?;
@@ -270,6 +305,9 @@ impl serde::Serialize for JsonFinding<'_> {
         map.serialize_entry("line", &line)?;
         map.serialize_entry("message", &record.message)?;
         map.serialize_entry("path", &r.path)?;
+        if profiled {
+            map.serialize_entry("profile", &f.profile)?;
+        }
         map.serialize_entry("severity", &record.severity)?;
         map.end()
     }

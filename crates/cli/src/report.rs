@@ -40,6 +40,9 @@ pub struct Shown {
     /// number them) that `start` and `end` are relative to, and each edit's.
     pub cell: Option<usize>,
     pub edit_cells: Vec<usize>,
+    /// With `--profile`: what the profile measured where the finding is
+    /// (`None` when the profile never saw that code, or none was given).
+    pub profile: Option<gpulens_diagnostics::profile::Measured>,
 }
 
 /// The source line under a finding, as text output shows it.
@@ -83,7 +86,7 @@ pub fn locate(records: Vec<Finding>, text: &str, needs: Needs) -> Vec<Shown> {
                 record.fix = None;
             }
             let snippet = needs.snippets.then(|| snippet(text, &index, &record, start.0, end.0));
-            Shown { record, start, end, edits, snippet, cell: None, edit_cells: Vec::new() }
+            Shown { record, start, end, edits, snippet, cell: None, edit_cells: Vec::new(), profile: None }
         })
         .collect()
 }

@@ -10,6 +10,7 @@ mod fixes;
 mod hot;
 mod plan;
 mod prescan;
+pub mod profile;
 pub mod project;
 mod registry;
 mod rules;

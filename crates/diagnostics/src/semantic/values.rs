@@ -223,6 +223,10 @@ impl<'t> Module<'t> {
                     | (Value::Int(_) | Value::Scalar, v @ Value::Array(_)) => v,
                     (v @ Value::Frame(_), _) | (_, v @ Value::Frame(_)) => v,
                     (Value::Int(_) | Value::Scalar, Value::Int(_) | Value::Scalar) => Value::Scalar,
+                    // Arithmetic with an array is an array (`x.reshape(m, n) *
+                    // np.hanning(n)`), of a size the unknown side may enlarge
+                    // (broadcasting never shrinks): its size is not known.
+                    (Value::Array(_), Value::Unknown) | (Value::Unknown, Value::Array(_)) if op != "@" => Value::Array(None),
                     _ => Value::Unknown,
                 }
             }
