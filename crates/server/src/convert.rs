@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use gpulens_diagnostics::profile::Measured;
 use gpulens_diagnostics::{parse_suppression, Applicability, Finding, Kind, Severity};
 use gpulens_gpu::{GpuProfile, ProfileSource};
 use gpulens_knowledge::Knowledge;
@@ -210,13 +211,20 @@ impl Converter {
         Some(workspace_edit(uri, self.text_edits(doc, f)))
     }
 
-    pub fn hover(&self, doc: &Document, findings: &[Finding], position: Position, gpu: &GpuProfile) -> Option<Hover> {
+    /// `shares`: what a profile measured for each finding (the `profile` setting).
+    pub fn hover(&self, doc: &Document, findings: &[Finding], position: Position, gpu: &GpuProfile, shares: Option<&[Option<Measured>]>) -> Option<Hover> {
         let offset = self.offset(doc, position);
         let knowledge = Knowledge::get();
-        if let Some(f) = findings.iter().find(|f| f.range.start <= offset && offset <= f.range.end) {
+        if let Some((i, f)) = findings.iter().enumerate().find(|(_, f)| f.range.start <= offset && offset <= f.range.end) {
             let rule = f.code.rule();
             let lib = knowledge.library(f.library)?;
             let mut md = format!("**{}** · {} — {}\n\n{}\n\n", f.code, lib.name, rule.summary, f.message);
+            if let Some(shares) = shares {
+                match shares.get(i).cloned().flatten() {
+                    Some(m) => md.push_str(&format!("**Profile.** {} ({}).\n\n", m.phrase(), m.source.name())),
+                    None => md.push_str("**Profile.** The profile never saw this code run.\n\n"),
+                }
+            }
             if !f.details.is_empty() {
                 md.push_str(&format!("{}\n\n", f.details));
             }
@@ -299,11 +307,16 @@ impl Converter {
     /// gpulens measured, scaled to the user's GPU and naming it (or left out
     /// where the GPU is known but not how fast its memory is), or that the
     /// code stays on the CPU.
-    pub fn inlay_hints(&self, doc: &Document, findings: &[Finding], range: Range, gpu: &GpuProfile) -> Vec<InlayHint> {
+    /// `shares`: what a profile measured for each finding, added to its hint.
+    pub fn inlay_hints(&self, doc: &Document, findings: &[Finding], range: Range, gpu: &GpuProfile, shares: Option<&[Option<Measured>]>) -> Vec<InlayHint> {
         let knowledge = Knowledge::get();
-        self.overlapping(doc, findings, range)
-            .filter(|f| f.code.rule().kind == Kind::Advice)
-            .filter_map(|f| {
+        let (start, end) = (self.offset(doc, range.start), self.offset(doc, range.end));
+        findings
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.range.start <= end && start <= f.range.end)
+            .filter(|(_, f)| f.code.rule().kind == Kind::Advice)
+            .filter_map(|(i, f)| {
                 let lib = knowledge.library(f.library)?;
                 let label = if f.stays_on_cpu {
                     format!("stays on CPU ({})", lib.name)
@@ -321,6 +334,11 @@ impl Converter {
                         })
                         .unwrap_or_default();
                     format!("→ {}{estimate}", lib.name)
+                };
+                let label = match shares.map(|s| s.get(i).cloned().flatten()) {
+                    Some(Some(m)) => format!("{label} · {}", m.phrase()),
+                    Some(None) => format!("{label} · not in the profile"),
+                    None => label,
                 };
                 Some(InlayHint {
                     position: self.position(doc, f.range.end),

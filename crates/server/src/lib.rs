@@ -12,6 +12,7 @@ mod analysis;
 mod convert;
 mod framing;
 mod notebook;
+mod profiling;
 mod settings;
 pub mod workspace;
 
@@ -78,7 +79,12 @@ struct State {
     watch_files: AtomicBool,
     /// `shutdown` was received: `exit` then ends the process with status 0, not 1.
     shut_down: Arc<AtomicBool>,
+    /// The `profile` setting's file, as last read.
+    profile: profiling::Loaded,
 }
+
+/// How often the `profile` setting's file is checked for a new version.
+const PROFILE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub struct Backend {
     client: Client,
@@ -147,6 +153,7 @@ impl Backend {
                 analysed: tokio::sync::Notify::new(),
                 watch_files: AtomicBool::new(false),
                 shut_down,
+                profile: profiling::Loaded::default(),
             }),
         }
     }
@@ -157,6 +164,66 @@ impl Backend {
 
     fn effective(&self) -> Arc<Effective> {
         self.state.effective.read().unwrap().clone()
+    }
+
+    /// The `profile` setting's file: absolute, or in the workspace folder.
+    fn profile_path(&self) -> Option<PathBuf> {
+        let setting = PathBuf::from(self.effective().profile.as_deref()?);
+        if setting.is_absolute() {
+            return Some(setting);
+        }
+        let root = self.state.root.read().unwrap().clone();
+        Some(root.map_or(setting.clone(), |r| r.join(&setting)))
+    }
+
+    /// The profile, read again if its file changed (a problem reading it is
+    /// shown once per version of the file); whether this read a new version.
+    fn profile(&self) -> (Option<Arc<gpulens_diagnostics::profile::Profile>>, bool) {
+        let Some(path) = self.profile_path() else { return (None, false) };
+        let (profile, problem, changed) = self.state.profile.get(&path);
+        if let Some(problem) = problem {
+            self.warn(problem);
+        }
+        (profile, changed)
+    }
+
+    /// What the profile measured for each of a document's findings; `None`
+    /// without a profile, or when it does not measure this file.
+    fn shares(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding]) -> Option<Vec<Option<gpulens_diagnostics::profile::Measured>>> {
+        let profile = self.profile().0?;
+        let path = uri.to_file_path()?;
+        guard("profile", || profiling::shares(&profile, &path, doc, findings)).flatten()
+    }
+
+    /// Demotes or hides, as the settings ask, the diagnostics of findings
+    /// in code the profile measured below the threshold (or never saw).
+    fn apply_profile(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding], diagnostics: &mut Vec<Diagnostic>) {
+        let effective = self.effective();
+        if effective.profile_below == profiling::Below::Keep || diagnostics.len() != findings.len() {
+            return;
+        }
+        let Some(shares) = self.shares(uri, doc, findings) else { return };
+        let below = |m: &Option<gpulens_diagnostics::profile::Measured>| m.as_ref().map_or(0.0, |m| m.share) < effective.profile_threshold;
+        match effective.profile_below {
+            profiling::Below::Demote => {
+                // The least severity, and faded rather than underlined (advice
+                // is a hint already: the tag is what an editor shows).
+                for (d, m) in diagnostics.iter_mut().zip(&shares) {
+                    if below(m) {
+                        d.severity = Some(DiagnosticSeverity::HINT);
+                        d.tags.get_or_insert_with(Vec::new).push(DiagnosticTag::UNNECESSARY);
+                    }
+                }
+            }
+            profiling::Below::Hide => {
+                let mut i = 0;
+                diagnostics.retain(|_| {
+                    i += 1;
+                    !below(&shares[i - 1])
+                });
+            }
+            profiling::Below::Keep => {}
+        }
     }
 
     fn converter(&self) -> Converter {
@@ -320,7 +387,8 @@ impl Backend {
             return None;
         }
         let entry = self.state.docs.get(uri)?;
-        let diagnostics = guard("diagnostics", || self.converter().diagnostics(&entry.doc, &entry.findings))?;
+        let mut diagnostics = guard("diagnostics", || self.converter().diagnostics(&entry.doc, &entry.findings))?;
+        self.apply_profile(uri, &entry.doc, &entry.findings, &mut diagnostics);
         Some((diagnostics, entry.version))
     }
 
@@ -566,6 +634,24 @@ impl LanguageServer for Backend {
             let uris = backend.reconfigure();
             if *backend.state.gpu.read().unwrap() != before {
                 backend.refresh_all(uris); // only when the advice changed
+            }
+        });
+        // The profile setting's file: read again when it changes (a profiler
+        // run writes it anew), and the open documents' diagnostics and hints
+        // follow. Polled: its path is any the user names, which not every
+        // client can watch.
+        let backend = Backend { client: self.client.clone(), state: self.state.clone() };
+        tokio::spawn(async move {
+            while !backend.state.shut_down.load(Ordering::Relaxed) {
+                tokio::time::sleep(PROFILE_POLL).await;
+                if backend.profile_path().is_none() || !backend.profile().1 {
+                    continue;
+                }
+                let uris: Vec<Uri> = backend.state.docs.iter().map(|e| e.key().clone()).collect();
+                backend.refresh_all(uris);
+                if backend.state.inlay_refresh.load(Ordering::Relaxed) {
+                    let _ = backend.client.inlay_hint_refresh().await;
+                }
             }
         });
         // The project index: every Python file of the workspace, read off
@@ -821,8 +907,9 @@ impl LanguageServer for Backend {
                 },
             )));
         }
-        let items = guard("diagnostic", || self.converter().diagnostics(&entry.doc, &entry.findings))
+        let mut items = guard("diagnostic", || self.converter().diagnostics(&entry.doc, &entry.findings))
             .ok_or_else(|| internal("diagnostic"))?;
+        self.apply_profile(&uri, &entry.doc, &entry.findings, &mut items);
         Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
             related_documents: None,
             full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id: Some(result_id), items },
@@ -845,12 +932,14 @@ impl LanguageServer for Backend {
         let gpu = self.state.gpu.read().unwrap().clone();
         let position = params.text_document_position_params.position;
         if !self.state.docs.contains_key(&uri) {
-            if let Some(hover) = self.in_cell(&uri, |doc, findings| self.converter().hover(doc, findings, position, &gpu)) {
+            if let Some(hover) = self.in_cell(&uri, |doc, findings| self.converter().hover(doc, findings, position, &gpu, None)) {
                 return hover.ok_or_else(|| internal("hover"));
             }
         }
         let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
-        guard("hover", || self.converter().hover(&entry.doc, &entry.findings, position, &gpu)).ok_or_else(|| internal("hover"))
+        let shares = self.shares(&uri, &entry.doc, &entry.findings);
+        guard("hover", || self.converter().hover(&entry.doc, &entry.findings, position, &gpu, shares.as_deref()))
+            .ok_or_else(|| internal("hover"))
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
@@ -860,12 +949,13 @@ impl LanguageServer for Backend {
         }
         let gpu = self.state.gpu.read().unwrap().clone();
         if !self.state.docs.contains_key(&uri) {
-            if let Some(hints) = self.in_cell(&uri, |doc, findings| self.converter().inlay_hints(doc, findings, params.range, &gpu)) {
+            if let Some(hints) = self.in_cell(&uri, |doc, findings| self.converter().inlay_hints(doc, findings, params.range, &gpu, None)) {
                 return hints.map(Some).ok_or_else(|| internal("inlayHint"));
             }
         }
         let entry = self.state.docs.get(&uri).ok_or_else(|| unknown_document(&uri))?;
-        guard("inlayHint", || self.converter().inlay_hints(&entry.doc, &entry.findings, params.range, &gpu))
+        let shares = self.shares(&uri, &entry.doc, &entry.findings);
+        guard("inlayHint", || self.converter().inlay_hints(&entry.doc, &entry.findings, params.range, &gpu, shares.as_deref()))
             .map(Some)
             .ok_or_else(|| internal("inlayHint"))
     }

@@ -21,6 +21,14 @@ pub struct EditorSettings {
     pub inlay_hints: Option<bool>,
     #[serde(alias = "minElements", alias = "min-elements", alias = "min_elements")]
     pub min_elements: Option<u64>,
+    /// A profile of the program (cProfile, speedscope or Scalene), relative to the workspace folder or absolute.
+    pub profile: Option<String>,
+    /// Below this share of the run (0 to 1), `profileBelow` applies.
+    #[serde(alias = "profileThreshold", alias = "profile-threshold", alias = "profile_threshold")]
+    pub profile_threshold: Option<f64>,
+    /// What happens to diagnostics in code below the threshold: keep, demote or hide.
+    #[serde(alias = "profileBelow", alias = "profile-below", alias = "profile_below")]
+    pub profile_below: Option<crate::profiling::Below>,
 }
 
 impl EditorSettings {
@@ -36,7 +44,7 @@ impl EditorSettings {
 
     /// The settings that are layered over pyproject.toml's (all but `inlay_hints`).
     pub fn layer(&self) -> Layer {
-        let EditorSettings { select, ignore, target_gpu, inlay_hints: _, min_elements } = self.clone();
+        let EditorSettings { select, ignore, target_gpu, inlay_hints: _, min_elements, .. } = self.clone();
         Layer { select, ignore, target_gpu, min_elements }
     }
 }
@@ -47,6 +55,11 @@ pub struct Effective {
     pub settings: Settings,
     pub inlay_hints: bool,
     pub target_gpu: Option<String>,
+    /// The profile setting, as given.
+    pub profile: Option<String>,
+    /// Default 1% of the run.
+    pub profile_threshold: f64,
+    pub profile_below: crate::profiling::Below,
 }
 
 impl Effective {
@@ -55,7 +68,14 @@ impl Effective {
     pub fn new(project: Option<&Layer>, editor: &EditorSettings) -> Effective {
         let editor_layer = editor.layer();
         let Resolved { settings, target_gpu } = resolve(project.into_iter().chain([&editor_layer]));
-        Effective { settings, inlay_hints: editor.inlay_hints.unwrap_or(true), target_gpu }
+        Effective {
+            settings,
+            inlay_hints: editor.inlay_hints.unwrap_or(true),
+            target_gpu,
+            profile: editor.profile.clone().filter(|p| !p.trim().is_empty()),
+            profile_threshold: editor.profile_threshold.filter(|t| t.is_finite()).unwrap_or(0.01),
+            profile_below: editor.profile_below.unwrap_or_default(),
+        }
     }
 }
 

@@ -381,6 +381,20 @@ pub fn match_paths(profile_files: &[&str], checked: &[&str]) -> HashMap<String, 
     out
 }
 
+/// The paths of a profile that are the one file at `checked` (an editor's
+/// open document): those sharing the most trailing path components with
+/// it, at least its name.
+pub fn paths_for<'p>(profile_files: &[&'p str], checked: &str) -> Vec<&'p str> {
+    let parts = |path: &str| path.split(['/', '\\']).filter(|p| !p.is_empty() && *p != ".").map(str::to_string).collect::<Vec<_>>();
+    let ours = parts(checked);
+    let shared = |file: &str| parts(file).iter().rev().zip(ours.iter().rev()).take_while(|(a, b)| a == b).count();
+    let best = profile_files.iter().map(|f| shared(f)).max().unwrap_or(0);
+    if best == 0 {
+        return Vec::new();
+    }
+    profile_files.iter().copied().filter(|f| shared(f) == best).collect()
+}
+
 /// The costs a profile records for one checked file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileCosts {
@@ -679,6 +693,9 @@ mod tests {
         assert_eq!(m.get("C:\\work\\examples\\spectral.py"), Some(&2));
         assert_eq!(m.get("./spectral.py"), Some(&2));
         assert_eq!(m.get("/usr/lib/python3.11/os.py"), None);
+        let names = ["/home/ana/a/utils.py", "/home/ana/b/utils.py", "b/utils.py", "main.py"];
+        assert_eq!(paths_for(&names, "/work/b/utils.py"), ["/home/ana/b/utils.py", "b/utils.py"]);
+        assert!(paths_for(&names, "/work/other.py").is_empty());
     }
 
     #[test]
