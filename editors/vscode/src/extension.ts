@@ -100,6 +100,12 @@ function serverSettings(): Record<string, unknown> {
   if (typeof minElements === "number") {
     settings.minElements = minElements;
   }
+  const profile = config.get<string>("profile", "").trim();
+  if (profile) {
+    settings.profile = profile;
+    settings.profileThreshold = config.get<number>("profileThreshold", 0.01);
+    settings.profileBelow = config.get<string>("profileBelow", "keep");
+  }
   return settings;
 }
 
