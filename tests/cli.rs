@@ -172,6 +172,10 @@ fn github_format_annotates_each_finding() {
         );
         assert!(line.starts_with(&expected), "{line}\n{expected}");
         assert!(!line.contains('\r'));
+        // The one-line message, then the details on lines of their own (escaped newlines).
+        let escape = |s: &str| s.replace('%', "%25");
+        let body = format!("{}%0A%0A{}", escape(finding["message"].as_str().unwrap()), escape(finding["details"].as_str().unwrap()));
+        assert!(line.ends_with(&body), "{line}");
     }
     assert!(annotations.iter().any(|l| l.starts_with("::") && l.contains("file=a%2Cb.py")), "{lines:#?}");
     assert_eq!(problems.len(), 1, "{lines:#?}");

@@ -71,7 +71,8 @@ pub fn github(out: &mut impl Write, reports: &[FileReport], problems: &[Problem]
                 f.end.0,
                 f.end.1,
                 github_property(&title),
-                github_data(&r.message)
+                // (The annotation's body: the one line, then the details under it.)
+                github_data(&if r.details.is_empty() { r.message.clone() } else { format!("{}\n\n{}", r.message, r.details) })
             )?;
         }
     }
