@@ -163,14 +163,37 @@ impl<'t> Module<'t> {
                 self.columns_at(l, scope, depth).or_else(|| self.columns_at(r, scope, depth))
             }
             "call" => {
-                let name = self.qualified_name(expr.field("function")?)?;
+                let function = expr.field("function")?;
+                // `x.reshape(m, n)`, `x.reshape((m, n))`: n columns, whatever x was.
+                if function.kind_name() == "attribute" && function.field("attribute").is_some_and(|a| self.text_of(a) == "reshape") {
+                    return self.last_dimension(&positional_arguments(expr), scope, depth);
+                }
+                let name = self.qualified_name(function)?;
                 match name.as_str() {
                     "numpy.asarray" | "numpy.asanyarray" | "numpy.array" | "numpy.ascontiguousarray" | "numpy.copy" => {
                         self.columns_at(self.first_positional(expr)?, scope, depth)
                     }
+                    // `np.reshape(x, (m, n))`.
+                    "numpy.reshape" => self.last_dimension(positional_arguments(expr).get(1..)?, scope, depth),
                     _ => None,
                 }
             }
+            _ => None,
+        }
+    }
+
+    /// The last of the dimensions a reshape is given (`m, n` or `(m, n)`),
+    /// when there are two or more and it is a known number.
+    fn last_dimension(&self, args: &[Node<'_>], scope: usize, depth: u32) -> Option<u64> {
+        let dims: Vec<Node<'_>> = match args {
+            [one] if matches!(one.kind_name(), "tuple" | "list") => one.named_children(&mut one.walk()).collect(),
+            _ => args.to_vec(),
+        };
+        if dims.len() < 2 {
+            return None;
+        }
+        match self.eval(*dims.last()?, scope, depth + 1) {
+            Value::Int(n) if n > 0 => Some(n),
             _ => None,
         }
     }

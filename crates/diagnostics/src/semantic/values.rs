@@ -207,6 +207,17 @@ impl<'t> Module<'t> {
                     return Value::Unknown;
                 };
                 let op = expr.field("operator").map_or("", |o| self.text_of(o));
+                // `x.T @ y`: a columns × columns matrix, known when both
+                // operands' columns are (a Gram or covariance matrix).
+                if op == "@" {
+                    let transposed = l.kind_name() == "attribute"
+                        && l.field("attribute").is_some_and(|a| self.text_of(a) == "T");
+                    if let Some(inner) = l.field("object").filter(|_| transposed) {
+                        if let (Some(a), Some(b)) = (self.columns_at(inner, scope, depth), self.columns_at(r, scope, depth)) {
+                            return Value::Array(Some(a.saturating_mul(b)));
+                        }
+                    }
+                }
                 let (l, r) = (self.eval(l, scope, depth), self.eval(r, scope, depth));
                 match (l, r) {
                     (v @ Value::Device(_), _) | (_, v @ Value::Device(_)) => v,
