@@ -549,7 +549,7 @@ fn plain_bound(module: &crate::Module<'_>, node: Node<'_>) -> bool {
 }
 
 fn range_level<'t>(cx: &Context<'_, 't>, node: Node<'t>) -> Option<Level<'t>> {
-    let (var, args) = crate::rules::loops::range_header(cx.module, node)?;
+    let (var, args) = crate::rules::loop_headers::range_header(cx.module, node)?;
     if node.field("alternative").is_some() {
         return None; // for … else
     }

@@ -10,6 +10,7 @@
 use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
+use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_loop, zip_of_arrays};
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
 use crate::Code;
 use crate::semantic::{LoopSite, Value};
@@ -738,78 +739,6 @@ fn block(shape: &mut Shape<'_>, why: &str) {
     shape.blocker.get_or_insert_with(|| why.to_string());
 }
 
-/// `for i in prange(n)` (Numba's parallel range, by any import of it).
-fn prange_loop(module: &crate::Module<'_>, node: Node<'_>) -> bool {
-    node.field("right")
-        .filter(|r| r.kind_name() == "call")
-        .and_then(|r| r.field("function"))
-        .is_some_and(|f| module.qualified_name(f).as_deref() == Some("numba.prange"))
-}
-
-/// `for v in range(…)`: the variable and `range`'s arguments. Shared with
-/// the kernel rewrite, which must read the same loops the rule flags.
-pub(crate) fn range_header<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<(&'t str, Vec<Node<'t>>)> {
-    let left = node.field("left").filter(|l| l.kind_name() == "identifier")?;
-    let right = node.field("right").filter(|r| r.kind_name() == "call")?;
-    // `range`, or Numba's parallel range (`prange`, `numba.prange`).
-    let function = right.field("function")?;
-    if module.text_of(function) != "range" && module.qualified_name(function).as_deref() != Some("numba.prange") {
-        return None;
-    }
-    let args = right.field("arguments")?;
-    let mut cursor = args.walk();
-    let args = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
-    Some((module.text_of(left), args))
-}
-
-/// `for v in range(…)`: the variable and the number of iterations, when known.
-fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
-    let module = cx.module;
-    let Some((var, args)) = range_header(module, node) else { return enumerate_loop(cx, node, scope) };
-    let int = |n: &Node<'_>| match module.value(*n, scope) {
-        Value::Int(v) => Some(v),
-        _ => None,
-    };
-    let size = match args.as_slice() {
-        [stop] => int(stop),
-        [start, stop, ..] => int(start).zip(int(stop)).map(|(a, b)| b.saturating_sub(a)),
-        _ => None,
-    };
-    Some((var, size))
-}
-
-/// `for i, x in enumerate(a)` over an array (or what may be one: a name,
-/// attribute or subscript, not a call's result, a table or a graph): an
-/// index loop whose element `x` is `a[i]`. The index variable and the
-/// array's length, when known.
-fn enumerate_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize) -> Option<(&'t str, Option<u64>)> {
-    let module = cx.module;
-    let left = node.field("left").filter(|l| matches!(l.kind_name(), "pattern_list" | "tuple_pattern"))?;
-    let names: Vec<Node<'t>> = left.named_children(&mut left.walk()).collect();
-    let [index, element] = names.as_slice() else { return None };
-    if index.kind_name() != "identifier" || element.kind_name() != "identifier" {
-        return None;
-    }
-    let right = node.field("right").filter(|r| r.kind_name() == "call")?;
-    if right.field("function").map(|f| module.text_of(f)) != Some("enumerate") {
-        return None;
-    }
-    let args = right.field("arguments")?;
-    let args: Vec<Node<'t>> = args.named_children(&mut args.walk()).filter(|n| n.kind_name() != "comment").collect();
-    let [iterable] = args.as_slice() else { return None };
-    if !matches!(iterable.kind_name(), "identifier" | "attribute" | "subscript") {
-        return None;
-    }
-    if enumerates_zip(cx, node, scope) {
-        return Some((module.text_of(*index), None));
-    }
-    match module.value(*iterable, scope) {
-        Value::Array(n) => Some((module.text_of(*index), n)),
-        Value::Unknown => Some((module.text_of(*index), None)),
-        _ => None,
-    }
-}
-
 /// The loop at `node` reads an array that an enclosing loop writes outside
 /// it, at another index than the one written there.
 fn feeds_on_enclosing<'t>(cx: &Context<'_, 't>, node: Node<'t>, shape: &Shape<'_>) -> bool {
@@ -834,16 +763,6 @@ fn feeds_on_enclosing<'t>(cx: &Context<'_, 't>, node: Node<'t>, shape: &Shape<'_
         }
     }
     false
-}
-
-/// The element variable of `for i, x in enumerate(...)`.
-fn enumerate_element<'t>(module: &crate::Module<'t>, node: Node<'t>) -> Option<&'t str> {
-    let right = node.field("right").filter(|r| r.kind_name() == "call")?;
-    if right.field("function").map(|f| module.text_of(f)) != Some("enumerate") {
-        return None;
-    }
-    let left = node.field("left").filter(|l| matches!(l.kind_name(), "pattern_list" | "tuple_pattern"))?;
-    left.named_child(1).filter(|e| e.kind_name() == "identifier").map(|e| module.text_of(e))
 }
 
 /// `a[i, j]` / `a[i][j]` / `self.a[i]` → ("a", ["i", "j"]).
@@ -957,35 +876,6 @@ fn inside_inner_loop(node: Node<'_>, body: Node<'_>) -> bool {
         current = n.parent();
     }
     false
-}
-
-/// `for a, b in zip(x, y)` over arrays (names, attributes or elements of
-/// them, not calls' results or literals): the entries of arrays side by side.
-fn zip_of_arrays(cx: &Context<'_, '_>, node: Node<'_>) -> bool {
-    let module = cx.module;
-    let Some(right) = node.field("right").filter(|r| r.kind_name() == "call") else { return false };
-    if right.field("function").map(|f| module.text_of(f)) != Some("zip") {
-        return false;
-    }
-    let Some(args) = right.field("arguments") else { return false };
-    let args: Vec<Node<'_>> = args.named_children(&mut args.walk()).filter(|n| n.kind_name() != "comment").collect();
-    !args.is_empty() && args.iter().all(|a| matches!(a.kind_name(), "identifier" | "attribute" | "subscript"))
-}
-
-/// `for i, w in enumerate(windows)` where `windows = zip(starts, stops)`:
-/// the entries of arrays side by side, numbered.
-fn enumerates_zip(cx: &Context<'_, '_>, node: Node<'_>, scope: usize) -> bool {
-    let module = cx.module;
-    let Some(right) = node.field("right").filter(|r| r.kind_name() == "call") else { return false };
-    if right.field("function").map(|f| module.text_of(f)) != Some("enumerate") {
-        return false;
-    }
-    let Some(iterable) = right.field("arguments").and_then(|a| a.named_child(0)) else { return false };
-    if iterable.kind_name() != "identifier" {
-        return false;
-    }
-    let defined = module.defining_text(iterable, scope);
-    defined.starts_with("zip(") && !std::ptr::eq(defined, module.text_of(iterable))
 }
 
 /// A list comprehension that gathers array elements: its element is a
