@@ -75,10 +75,9 @@ pub fn apply(path: &Path, reports: &mut [FileReport]) -> Result<Profiled, String
         let tree = gpulens_syntax::parse(&text);
         let functions = profile::functions(&text, &tree);
         let costs = profile.costs_of_any(&of_file);
-        for f in &mut report.findings {
-            let enclosing = profile::enclosing(&functions, f.record.range.start);
-            let lines = profile::statement_lines(&tree, f.record.range.clone()).unwrap_or(f.start.0 as u32..f.end.0 as u32);
-            f.profile = costs.measure(lines, enclosing);
+        let measured = profile::measure_ranges(&costs, &text, &tree, &functions, report.findings.iter().map(|f| f.record.range.clone()));
+        for (f, m) in report.findings.iter_mut().zip(measured) {
+            f.profile = m;
         }
         for function in &functions {
             let Some(measured) = costs.measure_function(function).filter(|m| m.share >= HOT) else { continue };

@@ -83,9 +83,6 @@ struct State {
     profile: profiling::Loaded,
 }
 
-/// How often the `profile` setting's file is checked for a new version.
-const PROFILE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
-
 pub struct Backend {
     client: Client,
     state: Arc<State>,
@@ -164,66 +161,6 @@ impl Backend {
 
     fn effective(&self) -> Arc<Effective> {
         self.state.effective.read().unwrap().clone()
-    }
-
-    /// The `profile` setting's file: absolute, or in the workspace folder.
-    fn profile_path(&self) -> Option<PathBuf> {
-        let setting = PathBuf::from(self.effective().profile.as_deref()?);
-        if setting.is_absolute() {
-            return Some(setting);
-        }
-        let root = self.state.root.read().unwrap().clone();
-        Some(root.map_or(setting.clone(), |r| r.join(&setting)))
-    }
-
-    /// The profile, read again if its file changed (a problem reading it is
-    /// shown once per version of the file); whether this read a new version.
-    fn profile(&self) -> (Option<Arc<gpulens_diagnostics::profile::Profile>>, bool) {
-        let Some(path) = self.profile_path() else { return (None, false) };
-        let (profile, problem, changed) = self.state.profile.get(&path);
-        if let Some(problem) = problem {
-            self.warn(problem);
-        }
-        (profile, changed)
-    }
-
-    /// What the profile measured for each of a document's findings; `None`
-    /// without a profile, or when it does not measure this file.
-    fn shares(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding]) -> Option<Vec<Option<gpulens_diagnostics::profile::Measured>>> {
-        let profile = self.profile().0?;
-        let path = uri.to_file_path()?;
-        guard("profile", || profiling::shares(&profile, &path, doc, findings)).flatten()
-    }
-
-    /// Demotes or hides, as the settings ask, the diagnostics of findings
-    /// in code the profile measured below the threshold (or never saw).
-    fn apply_profile(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding], diagnostics: &mut Vec<Diagnostic>) {
-        let effective = self.effective();
-        if effective.profile_below == profiling::Below::Keep || diagnostics.len() != findings.len() {
-            return;
-        }
-        let Some(shares) = self.shares(uri, doc, findings) else { return };
-        let below = |m: &Option<gpulens_diagnostics::profile::Measured>| m.as_ref().map_or(0.0, |m| m.share) < effective.profile_threshold;
-        match effective.profile_below {
-            profiling::Below::Demote => {
-                // The least severity, and faded rather than underlined (advice
-                // is a hint already: the tag is what an editor shows).
-                for (d, m) in diagnostics.iter_mut().zip(&shares) {
-                    if below(m) {
-                        d.severity = Some(DiagnosticSeverity::HINT);
-                        d.tags.get_or_insert_with(Vec::new).push(DiagnosticTag::UNNECESSARY);
-                    }
-                }
-            }
-            profiling::Below::Hide => {
-                let mut i = 0;
-                diagnostics.retain(|_| {
-                    i += 1;
-                    !below(&shares[i - 1])
-                });
-            }
-            profiling::Below::Keep => {}
-        }
     }
 
     fn converter(&self) -> Converter {
@@ -636,24 +573,7 @@ impl LanguageServer for Backend {
                 backend.refresh_all(uris); // only when the advice changed
             }
         });
-        // The profile setting's file: read again when it changes (a profiler
-        // run writes it anew), and the open documents' diagnostics and hints
-        // follow. Polled: its path is any the user names, which not every
-        // client can watch.
-        let backend = Backend { client: self.client.clone(), state: self.state.clone() };
-        tokio::spawn(async move {
-            while !backend.state.shut_down.load(Ordering::Relaxed) {
-                tokio::time::sleep(PROFILE_POLL).await;
-                if backend.profile_path().is_none() || !backend.profile().1 {
-                    continue;
-                }
-                let uris: Vec<Uri> = backend.state.docs.iter().map(|e| e.key().clone()).collect();
-                backend.refresh_all(uris);
-                if backend.state.inlay_refresh.load(Ordering::Relaxed) {
-                    let _ = backend.client.inlay_hint_refresh().await;
-                }
-            }
-        });
+        self.watch_profile();
         // The project index: every Python file of the workspace, read off
         // the path of the first edits; then the open documents are analysed
         // again with it.

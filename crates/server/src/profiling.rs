@@ -6,12 +6,16 @@
 //! threshold.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use gpulens_diagnostics::profile::{self, Measured, Profile};
 use gpulens_diagnostics::Finding;
-use gpulens_syntax::{Document, LineIndex, PositionEncoding};
+use gpulens_syntax::Document;
+use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, DiagnosticTag, Uri};
+
+use crate::{guard, Backend};
 
 /// What is done with the diagnostics of code below the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -76,17 +80,93 @@ pub fn shares(profile: &Profile, file: &Path, doc: &Document, findings: &[Findin
     }
     let costs = profile.costs_of_any(&ours);
     let text = doc.text().to_string();
-    let tree = doc.tree();
-    let functions = profile::functions(&text, tree);
-    let index = LineIndex::new(&text);
-    let line = |offset: usize| index.position(&text, offset, PositionEncoding::Utf8).line + 1;
-    Some(
-        findings
-            .iter()
-            .map(|f| {
-                let lines = profile::statement_lines(tree, f.range.clone()).unwrap_or(line(f.range.start)..line(f.range.end));
-                costs.measure(lines, profile::enclosing(&functions, f.range.start))
-            })
-            .collect(),
-    )
+    let functions = profile::functions(&text, doc.tree());
+    Some(profile::measure_ranges(&costs, &text, doc.tree(), &functions, findings.iter().map(|f| f.range.clone())))
+}
+
+/// How often the `profile` setting's file is checked for a new version.
+const PROFILE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Backend {
+    /// The `profile` setting's file: absolute, or in the workspace folder.
+    pub(crate) fn profile_path(&self) -> Option<PathBuf> {
+        let setting = PathBuf::from(self.effective().profile.as_deref()?);
+        if setting.is_absolute() {
+            return Some(setting);
+        }
+        let root = self.state.root.read().unwrap().clone();
+        Some(root.map_or(setting.clone(), |r| r.join(&setting)))
+    }
+
+    /// The profile, read again if its file changed (a problem reading it is
+    /// shown once per version of the file); whether this read a new version.
+    pub(crate) fn profile(&self) -> (Option<Arc<gpulens_diagnostics::profile::Profile>>, bool) {
+        let Some(path) = self.profile_path() else { return (None, false) };
+        let (profile, problem, changed) = self.state.profile.get(&path);
+        if let Some(problem) = problem {
+            self.warn(problem);
+        }
+        (profile, changed)
+    }
+
+    /// What the profile measured for each of a document's findings; `None`
+    /// without a profile, or when it does not measure this file.
+    pub(crate) fn shares(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding]) -> Option<Vec<Option<gpulens_diagnostics::profile::Measured>>> {
+        let profile = self.profile().0?;
+        let path = uri.to_file_path()?;
+        guard("profile", || shares(&profile, &path, doc, findings)).flatten()
+    }
+
+    /// Demotes or hides, as the settings ask, the diagnostics of findings
+    /// in code the profile measured below the threshold (or never saw).
+    pub(crate) fn apply_profile(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding], diagnostics: &mut Vec<Diagnostic>) {
+        let effective = self.effective();
+        if effective.profile_below == Below::Keep || diagnostics.len() != findings.len() {
+            return;
+        }
+        let Some(shares) = self.shares(uri, doc, findings) else { return };
+        let below = |m: &Option<gpulens_diagnostics::profile::Measured>| m.as_ref().map_or(0.0, |m| m.share) < effective.profile_threshold;
+        match effective.profile_below {
+            Below::Demote => {
+                // The least severity, and faded rather than underlined (advice
+                // is a hint already: the tag is what an editor shows).
+                for (d, m) in diagnostics.iter_mut().zip(&shares) {
+                    if below(m) {
+                        d.severity = Some(DiagnosticSeverity::HINT);
+                        d.tags.get_or_insert_with(Vec::new).push(DiagnosticTag::UNNECESSARY);
+                    }
+                }
+            }
+            Below::Hide => {
+                let mut i = 0;
+                diagnostics.retain(|_| {
+                    i += 1;
+                    !below(&shares[i - 1])
+                });
+            }
+            Below::Keep => {}
+        }
+    }
+
+    /// Starts the task that reads the profile again when its file changes.
+    pub(crate) fn watch_profile(&self) {
+        // The profile setting's file: read again when it changes (a profiler
+        // run writes it anew), and the open documents' diagnostics and hints
+        // follow. Polled: its path is any the user names, which not every
+        // client can watch.
+        let backend = Backend { client: self.client.clone(), state: self.state.clone() };
+        tokio::spawn(async move {
+            while !backend.state.shut_down.load(Ordering::Relaxed) {
+                tokio::time::sleep(PROFILE_POLL).await;
+                if backend.profile_path().is_none() || !backend.profile().1 {
+                    continue;
+                }
+                let uris: Vec<Uri> = backend.state.docs.iter().map(|e| e.key().clone()).collect();
+                backend.refresh_all(uris);
+                if backend.state.inlay_refresh.load(Ordering::Relaxed) {
+                    let _ = backend.client.inlay_hint_refresh().await;
+                }
+            }
+        });
+    }
 }

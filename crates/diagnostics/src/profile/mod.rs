@@ -557,6 +557,27 @@ pub fn statement_lines(tree: &Tree, range: Range<usize>) -> Option<Range<u32>> {
     Some(the_loop.start_position().row as u32 + 1..the_loop.end_position().row as u32 + 1)
 }
 
+/// What `costs` measured for findings at `ranges` (bytes of `text`, parsed
+/// as `tree`, whose [`functions`] are `functions`): each one's lines (a
+/// loop's whole), within the innermost function around it.
+pub fn measure_ranges(
+    costs: &FileCosts,
+    text: &str,
+    tree: &Tree,
+    functions: &[FunctionSpan],
+    ranges: impl IntoIterator<Item = Range<usize>>,
+) -> Vec<Option<Measured>> {
+    let index = gpulens_syntax::LineIndex::new(text);
+    let line = |offset: usize| index.position(text, offset, gpulens_syntax::PositionEncoding::Utf8).line + 1;
+    ranges
+        .into_iter()
+        .map(|range| {
+            let lines = statement_lines(tree, range.clone()).unwrap_or(line(range.start)..line(range.end));
+            costs.measure(lines, enclosing(functions, range.start))
+        })
+        .collect()
+}
+
 /// The innermost of `functions` holding the byte `offset`.
 pub fn enclosing(functions: &[FunctionSpan], offset: usize) -> Option<&FunctionSpan> {
     functions.iter().filter(|f| f.range.contains(&offset)).min_by_key(|f| f.range.len())
