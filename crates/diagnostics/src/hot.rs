@@ -86,7 +86,12 @@ pub(crate) struct Functions<'t> {
     /// The calls in each unit that can call a function by name (see
     /// [`Functions::calls_in`]), listed once per unit: the rules below ask
     /// about one callee after another, often the same callers for each.
-    calls: std::cell::RefCell<HashMap<usize, std::rc::Rc<[NamedCall<'t>]>>>,
+    calls: std::cell::RefCell<HashMap<usize, std::sync::Arc<[NamedCall]>>>,
+    /// The same lists by the unit's key, from an earlier analysis (where the
+    /// unit's text is unchanged, so are its calls' offsets from its start),
+    /// then those this one made.
+    calls_before: HashMap<u64, std::sync::Arc<[NamedCall]>>,
+    calls_now: std::cell::RefCell<HashMap<u64, std::sync::Arc<[NamedCall]>>>,
     /// Each unit's key (its text and what it reads outside it; see
     /// `plan`), where the caller keeps them, by the unit's node id.
     keys: HashMap<usize, u64>,
@@ -102,13 +107,16 @@ pub(crate) struct Functions<'t> {
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
     drawn: HashMap<u64, bool>,
+    calls: HashMap<u64, std::sync::Arc<[NamedCall]>>,
 }
 
-/// A call `name(...)`, or `self.name(...)`/`cls.name(...)` (`method`), with
-/// where `name` is.
-struct NamedCall<'t> {
-    call: Node<'t>,
-    name: std::ops::Range<usize>,
+/// A call `name(...)`, or `self.name(...)`/`cls.name(...)` (`method`): the
+/// bytes of the call and of `name`, counted from the start of the unit
+/// holding it.
+#[derive(Debug, Clone, Copy)]
+struct NamedCall {
+    call: (u32, u32),
+    name: (u32, u32),
     method: bool,
 }
 
@@ -128,12 +136,21 @@ impl<'t> Functions<'t> {
                 Some((unit.start_byte(), unit.end_byte(), unit, function, body))
             })
             .collect();
-        Functions { root: tree.root_node(), units, calls: Default::default(), keys, drawn_before: memo.drawn, drawn: Default::default() }
+        Functions {
+            root: tree.root_node(),
+            units,
+            calls: Default::default(),
+            calls_before: memo.calls,
+            calls_now: Default::default(),
+            keys,
+            drawn_before: memo.drawn,
+            drawn: Default::default(),
+        }
     }
 
     /// What to keep for the next analysis: what this one read of the units it has.
     pub(crate) fn memo(self) -> Memo {
-        Memo { drawn: self.drawn.into_inner() }
+        Memo { drawn: self.drawn.into_inner(), calls: self.calls_now.into_inner() }
     }
 
     /// [`draws`] of `unit`, remembered by its key.
@@ -159,25 +176,35 @@ impl<'t> Functions<'t> {
     }
 
     /// The calls in `unit` (in the order of a walk) that call a name or a
-    /// method of `self` or `cls`.
-    fn calls_in(&self, text: &str, module: &Module<'t>, unit: Node<'t>) -> std::rc::Rc<[NamedCall<'t>]> {
+    /// method of `self` or `cls`: from an earlier analysis where the unit's
+    /// key is the same, else from a walk of it.
+    fn calls_in(&self, text: &str, module: &Module<'t>, unit: Node<'t>) -> std::sync::Arc<[NamedCall]> {
         if let Some(known) = self.calls.borrow().get(&unit.id()) {
             return known.clone();
         }
-        let found: std::rc::Rc<[NamedCall<'t>]> = module
-            .preorder(unit)
-            .filter(|n| n.kind_name() == "call")
-            .filter_map(|call| {
-                let callee = call.field("function")?;
-                match callee.kind_name() {
-                    "identifier" => Some(NamedCall { call, name: callee.byte_range(), method: false }),
-                    "attribute" if callee.field("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls")) => {
-                        callee.field("attribute").map(|a| NamedCall { call, name: a.byte_range(), method: true })
+        let key = self.keys.get(&unit.id()).copied();
+        let remembered = key.and_then(|k| self.calls_before.get(&k).cloned().or_else(|| self.calls_now.borrow().get(&k).cloned()));
+        let found = remembered.unwrap_or_else(|| {
+            let start = unit.start_byte();
+            let relative = |r: std::ops::Range<usize>| ((r.start - start) as u32, (r.end - start) as u32);
+            module
+                .preorder(unit)
+                .filter(|n| n.kind_name() == "call")
+                .filter_map(|call| {
+                    let callee = call.field("function")?;
+                    match callee.kind_name() {
+                        "identifier" => Some(NamedCall { call: relative(call.byte_range()), name: relative(callee.byte_range()), method: false }),
+                        "attribute" if callee.field("object").is_some_and(|o| matches!(&text[o.byte_range()], "self" | "cls")) => {
+                            callee.field("attribute").map(|a| NamedCall { call: relative(call.byte_range()), name: relative(a.byte_range()), method: true })
+                        }
+                        _ => None,
                     }
-                    _ => None,
-                }
-            })
-            .collect();
+                })
+                .collect()
+        });
+        if let Some(key) = key {
+            self.calls_now.borrow_mut().insert(key, found.clone());
+        }
         self.calls.borrow_mut().insert(unit.id(), found.clone());
         found
     }
@@ -189,9 +216,21 @@ impl<'t> Functions<'t> {
         't: 'a,
     {
         let calls = self.calls_in(text, module, unit);
+        let start = unit.start_byte();
         (0..calls.len()).filter_map(move |i| {
             let c = &calls[i];
-            (c.method == method && &text[c.name.clone()] == name).then_some(c.call)
+            let at = |(from, to): (u32, u32)| start + from as usize..start + to as usize;
+            if c.method != method || &text[at(c.name)] != name {
+                return None;
+            }
+            // The call's node: the smallest spanning its bytes, or the call
+            // above it with the same bytes.
+            let bytes = at(c.call);
+            let mut node = unit.descendant_for_byte_range(bytes.start, bytes.end)?;
+            while node.kind_name() != "call" {
+                node = node.parent().filter(|p| p.byte_range() == bytes)?;
+            }
+            Some(node)
         })
     }
 

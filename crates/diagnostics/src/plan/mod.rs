@@ -445,6 +445,13 @@ works_through_self: bool,
     /// Its name, unless a decorator makes it a property (which gives a
     /// value, not a method).
     method_name: Option<String>,
+    /// The names its own imports bind to plotting libraries (see
+    /// `rules::plotting_names`); `None` where its imports can't be read so.
+    plotting: Option<Vec<String>>,
+    /// It calls a drawing method on a name for axes or figures (see
+    /// `rules::may_draw`, which reads this and whether it names one of
+    /// the module's plotting names, from [`TextScan::tokens`]).
+    draws_on_figures: bool,
 }
 
 /// Words a function's scan counts instead of taking them for names: the
@@ -514,6 +521,9 @@ impl<K: PartialEq, V> Recently<K, V> {
 pub(crate) struct OutsideNames {
     calls: FxHashSet<String>,
     defined: FxHashSet<String>,
+    /// The names its imports bind to plotting libraries (see
+    /// `rules::plotting_names`); `None` where its imports can't be read so.
+    plotting: Option<Vec<String>>,
 }
 
 impl OutsideNames {
@@ -538,7 +548,11 @@ impl OutsideNames {
                 after_def = token == "def";
             });
         }
-        OutsideNames { calls, defined }
+        let plotting = gaps.iter().try_fold(Vec::new(), |mut names, gap| {
+            names.extend(rules::plotting_names(gap)?.into_iter().map(str::to_string));
+            Some(names)
+        });
+        OutsideNames { calls, defined, plotting }
     }
 }
 
@@ -690,6 +704,8 @@ impl<'t> Plan<'t> {
                             },
                             self_values: self_values(unit_text),
                             method_name: method_name(node, text),
+                            plotting: rules::plotting_names(unit_text).map(|names| names.into_iter().map(str::to_string).collect()),
+                            draws_on_figures: rules::may_draw(unit_text, &[]),
                         })
                     }
                 };
@@ -754,12 +770,21 @@ impl<'t> Plan<'t> {
         // the methods that may draw (see `rules::context::may_draw`; all of
         // them where the imports can't be read from the bytes) are part of
         // the other methods' keys.
-        let plotting = rules::plotting_names(text);
+        // (The module's plotting names are those of its units' imports and of
+        // the code outside them: read once per text, not from the whole text
+        // at every edit.)
+        let plotting: Option<Vec<&str>> = summary.flows.plotting.as_ref().and_then(|outside| {
+            let mut names: Vec<&str> = outside.iter().map(String::as_str).collect();
+            for (_, scan) in &scanned {
+                names.extend(scan.text.plotting.as_ref()?.iter().map(String::as_str));
+            }
+            Some(names)
+        });
         let mut drawing: FxHashMap<usize, Vec<(usize, u64)>> = FxHashMap::default();
-        for (i, ((_, range, _, around), (text_hash, _))) in found.iter().zip(&scanned).enumerate() {
+        for (i, ((_, _, _, around), (text_hash, scan))) in found.iter().zip(&scanned).enumerate() {
             let Some(class) = around.last() else { continue };
             let may_draw = match &plotting {
-                Some(names) => rules::may_draw(&text[range.clone()], names),
+                Some(names) => scan.text.draws_on_figures || scan.text.tokens.iter().any(|t| names.contains(&t.as_str())),
                 None => true,
             };
             if may_draw {
