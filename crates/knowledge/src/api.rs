@@ -14,6 +14,11 @@ pub enum ApiKind {
     Generate,
     /// Allocates or converts (`zeros`, `array`): never a hint by itself, but tells sizes.
     Create,
+    /// Moves, joins, splits or views data without computing on it
+    /// (`reshape`, `concatenate`, `transpose`, `take`): never a hint and no
+    /// part of a chain of work (a GPU saves nothing on a copy), but a
+    /// rewrite that moves the data around it to the GPU switches it too.
+    Layout,
     /// Reads a file into memory.
     Read,
     /// A method on a DataFrame/Series (`cpu` is `pandas.DataFrame.groupby`).
@@ -70,6 +75,10 @@ pub struct SizeSpec {
     /// rectangle) the count is not read.
     #[serde(default)]
     pub square: bool,
+    /// The call always makes this many (a named graph: `petersen_graph()`
+    /// has 10 nodes), whatever its arguments.
+    #[serde(default)]
+    pub fixed: Option<u64>,
 }
 
 /// A documented condition under which the GPU library runs a call on the CPU.
@@ -177,6 +186,11 @@ pub struct ApiMapping {
     /// Li, Yen…): one light pass that reduces the image to a few numbers.
     #[serde(default)]
     pub global_threshold: bool,
+    /// The result holds as many elements as the first argument
+    /// (`reshape`, `transpose`, `zeros_like`): a `create` or `layout` call
+    /// tells its input's size on.
+    #[serde(default)]
+    pub keeps_size: bool,
 }
 
 fn default_support() -> Support {

@@ -1,9 +1,10 @@
 //! The API maps in `knowledge/api` against the GPU libraries' own coverage
 //! lists in `knowledge/coverage` (written by `scripts/coverage`): every map
 //! entry that promises a GPU equivalent names one the library lists, every
-//! estimator cuml.accel replaces is mapped, and the share of each list the
-//! maps cover is kept in a snapshot (`snapshots/coverage__shares.snap`), so
-//! a change in either shows in review.
+//! estimator cuml.accel replaces is mapped, every name CuPy and nx-cugraph
+//! list is mapped or left out on purpose (`knowledge/coverage/left-out.toml`,
+//! with why), and the share of each list the maps cover is kept in a snapshot
+//! (`snapshots/coverage__shares.snap`), so a change in either shows in review.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +15,41 @@ fn list(name: &str) -> Value {
     let path = format!("{}/../../knowledge/coverage/{name}.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The names `knowledge/coverage/left-out.toml` leaves out on purpose for
+/// `list` (`cupy`, `nx-cugraph`), each with the group's reason.
+fn left_out(list: &str) -> BTreeMap<String, String> {
+    let path = format!("{}/../../knowledge/coverage/left-out.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let table: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut out = BTreeMap::new();
+    for group in table.get(list).and_then(|g| g.as_array()).map_or(&[][..], |g| &g[..]) {
+        let why = group.get("why").and_then(|w| w.as_str()).unwrap_or_else(|| panic!("{path}: a {list} group without `why`"));
+        assert!(!why.trim().is_empty(), "{path}: a {list} group with an empty `why`");
+        for name in group.get("names").and_then(|n| n.as_array()).unwrap_or_else(|| panic!("{path}: a {list} group without `names`")) {
+            let name = name.as_str().expect("a name").to_string();
+            assert!(out.insert(name.clone(), why.to_string()).is_none(), "{path}: {name} is left out twice");
+        }
+    }
+    out
+}
+
+/// The names nx-cugraph's function list uses for what the maps send to it:
+/// a GPU name's last part (`nx_cugraph.pagerank`), and its last two joined
+/// for a function of a subpackage that NetworkX dispatches under that name
+/// (`nx_cugraph.bipartite.betweenness_centrality` is
+/// `bipartite_betweenness_centrality`).
+fn nx_cugraph_mapped(knowledge: &Knowledge) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for gpu in knowledge.apis.iter().filter_map(|a| a.gpu.as_deref()?.strip_prefix("nx_cugraph.")) {
+        let parts: Vec<&str> = gpu.split('.').collect();
+        names.insert(parts[parts.len() - 1].to_string());
+        if parts.len() >= 2 {
+            names.insert(format!("{}_{}", parts[parts.len() - 2], parts[parts.len() - 1]));
+        }
+    }
+    names
 }
 
 fn strings(value: &Value) -> BTreeSet<String> {
@@ -150,19 +186,59 @@ fn nx_cugraph_maps_name_what_the_backend_implements() {
     assert!(wrong.is_empty(), "maps disagree with nx-cugraph:\n{}", wrong.join("\n"));
 }
 
+/// Coverage that is complete, not sampled: every name CuPy's and
+/// nx-cugraph's lists give is mapped or left out on purpose with a reason,
+/// and nothing is both.
+#[test]
+fn every_listed_name_is_mapped_or_left_out() {
+    let knowledge = Knowledge::get();
+    let mut wrong = Vec::new();
+    let cupy_left = left_out("cupy");
+    let mut listed = BTreeSet::new();
+    for (module, section) in cupy_sections() {
+        for name in &section.covered {
+            let cpu = format!("{module}.{name}");
+            let mapped = knowledge.api(&cpu).is_some();
+            match (mapped, cupy_left.contains_key(&cpu)) {
+                (false, false) => wrong.push(format!("{cpu}: CuPy has it, but it is neither mapped nor left out")),
+                (true, true) => wrong.push(format!("{cpu}: both mapped and left out")),
+                _ => {}
+            }
+            listed.insert(cpu);
+        }
+    }
+    wrong.extend(cupy_left.keys().filter(|n| !listed.contains(*n)).map(|n| format!("{n}: left out, but CuPy's list has no such name")));
+    let nx = strings(&list("nx-cugraph")["functions"]);
+    let nx_left = left_out("nx-cugraph");
+    let mapped = nx_cugraph_mapped(knowledge);
+    for name in &nx {
+        match (mapped.contains(name), nx_left.contains_key(name)) {
+            (false, false) => wrong.push(format!("{name}: nx-cugraph implements it, but it is neither mapped nor left out")),
+            (true, true) => wrong.push(format!("{name}: both mapped and left out")),
+            _ => {}
+        }
+    }
+    wrong.extend(nx_left.keys().filter(|n| !nx.contains(*n)).map(|n| format!("{n}: left out, but nx-cugraph's list has no such name")));
+    assert!(wrong.is_empty(), "coverage lists and maps disagree:\n{}", wrong.join("\n"));
+}
+
 /// How much of each list the maps cover.
 #[test]
 fn shares() {
     let knowledge = Knowledge::get();
-    let mut report = String::from("| list | section | listed | mapped | share | ufuncs listed | ufuncs mapped |\n|---|---|---|---|---|---|---|\n");
+    let mut report = String::from(
+        "| list | section | listed | mapped | share | left out on purpose | ufuncs listed | ufuncs mapped |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let cupy_left = left_out("cupy");
     let share = |mapped: usize, listed: usize| if listed == 0 { "-".to_string() } else { format!("{:.0}%", 100.0 * mapped as f64 / listed as f64) };
     let cupy = list("cupy");
     for (module, section) in cupy_sections() {
         let mapped = section.covered.iter().filter(|f| knowledge.api(&format!("{module}.{f}")).is_some()).count();
         let ufuncs: Vec<&String> = section.ufuncs.iter().filter(|u| section.covered.contains(*u)).collect();
         let ufuncs_mapped = ufuncs.iter().filter(|f| knowledge.api(&format!("{module}.{f}")).is_some()).count();
+        let left = section.covered.iter().filter(|f| cupy_left.contains_key(&format!("{module}.{f}"))).count();
         report.push_str(&format!(
-            "| CuPy {} | {module} | {} | {mapped} | {} | {} | {ufuncs_mapped} |\n",
+            "| CuPy {} | {module} | {} | {mapped} | {} | {left} | {} | {ufuncs_mapped} |\n",
             cupy["versions"]["cupy"].as_str().unwrap_or("?"),
             section.covered.len(),
             share(mapped, section.covered.len()),
@@ -172,16 +248,12 @@ fn shares() {
     }
     let cuml = strings(&list("cuml")["estimators"]);
     let mapped = cuml.iter().filter(|e| knowledge.api(e).is_some()).count();
-    report.push_str(&format!("| cuml.accel | estimators | {} | {mapped} | {} | | |\n", cuml.len(), share(mapped, cuml.len())));
+    report.push_str(&format!("| cuml.accel | estimators | {} | {mapped} | {} | 0 | | |\n", cuml.len(), share(mapped, cuml.len())));
     let nx = strings(&list("nx-cugraph")["functions"]);
-    let mapped_names: BTreeSet<&str> = knowledge
-        .apis
-        .iter()
-        .filter_map(|a| a.gpu.as_deref()?.strip_prefix("nx_cugraph."))
-        .map(|g| g.rsplit('.').next().unwrap_or(g))
-        .collect();
-    let mapped = nx.iter().filter(|f| mapped_names.contains(f.as_str())).count();
-    report.push_str(&format!("| nx-cugraph | functions | {} | {mapped} | {} | | |\n", nx.len(), share(mapped, nx.len())));
+    let mapped_names = nx_cugraph_mapped(knowledge);
+    let mapped = nx.iter().filter(|f| mapped_names.contains(*f)).count();
+    let left = nx.iter().filter(|f| left_out("nx-cugraph").contains_key(*f)).count();
+    report.push_str(&format!("| nx-cugraph | functions | {} | {mapped} | {} | {left} | | |\n", nx.len(), share(mapped, nx.len())));
     println!("{report}");
     insta::assert_snapshot!("shares", report);
 }

@@ -214,9 +214,18 @@ impl<'a, 'c, 't> Region<'a, 'c, 't> {
                     .filter(|p| p.kind_name() == "argument_list")
                     .and_then(|p| p.parent())
                     .is_some_and(|outer| self.rewritten.contains(&outer.id()));
+                // (A list or tuple of GPU arrays counts for the call it is
+                // given to: `np.concatenate([y, y[::-1]])`.)
                 let touches = self.seeds.contains(&call.id())
                     || feeds_gpu_call
-                    || arguments(*call).iter().any(|a| self.is_device(*a, 0));
+                    || arguments(*call).iter().any(|a| {
+                        self.is_device(*a, 0)
+                            || (matches!(a.kind_name(), "list" | "tuple") && {
+                                let mut c = a.walk();
+                                let any = a.named_children(&mut c).any(|e| self.is_device(e, 0));
+                                any
+                            })
+                    });
                 if touches {
                     self.rewritten.insert(call.id());
                 }

@@ -538,7 +538,7 @@ pub(crate) fn irrelevant_definitions<'p>(
 /// function), never the call itself.
 pub(crate) fn makes_value_only(api: &gpulens_knowledge::ApiMapping) -> bool {
     use gpulens_knowledge::ApiKind;
-    matches!((api.library.as_str(), api.kind), ("cupy" | "cudf", ApiKind::Create) | ("cugraph", ApiKind::Graph))
+    matches!((api.library.as_str(), api.kind), ("cupy" | "cudf", ApiKind::Create) | ("cupy", ApiKind::Layout) | ("cugraph", ApiKind::Graph))
 }
 
 /// How a token in a function starts a rule (see `irrelevant_definitions`),

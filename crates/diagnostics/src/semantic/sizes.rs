@@ -211,6 +211,9 @@ impl<'t> Module<'t> {
 
     /// Number of elements a call asks for, read from its arguments as `spec` says.
     pub fn size_of_call(&self, call: Node<'_>, spec: &SizeSpec, scope: usize, depth: u32) -> Option<u64> {
+        if let Some(n) = spec.fixed {
+            return Some(n);
+        }
         let args = call.field("arguments")?;
         let mut cursor = args.walk();
         let children: Vec<Node<'_>> = args.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
@@ -353,7 +356,7 @@ pub(super) fn reshape_spec(call: Node<'_>) -> SizeSpec {
         let count = args.named_children(&mut cursor).filter(|n| !matches!(n.kind_name(), "comment" | "keyword_argument")).count();
         count
     });
-    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false, absent: None, square: false }
+    SizeSpec { arg: Some(0), keyword: None, varargs: positional > 1, data: false, absent: None, square: false, fixed: None }
 }
 pub(super) fn element_count(node: Node<'_>) -> Option<u64> {
     let mut total = 1u64;

@@ -516,7 +516,21 @@ impl<'t> Module<'t> {
                 ("cudf", ApiKind::Create | ApiKind::Read) => Value::Frame(size),
                 ("cudf", ApiKind::Compute | ApiKind::Method) => Value::Frame(None),
                 ("cugraph", ApiKind::Graph) => Value::Graph(size),
-                (_, ApiKind::Create | ApiKind::Generate | ApiKind::Read) => Value::Array(size),
+                // `x.reshape(4, 4)`, `np.reshape(x, (4, 4))`: as many elements
+                // as the shape says, where it says; else as many as `x`.
+                (_, ApiKind::Layout) if name == "numpy.reshape" && self.reshaped_size(call, scope, depth).is_some() => {
+                    Value::Array(self.reshaped_size(call, scope, depth))
+                }
+                // (`np.zeros_like(x)`, `x.reshape(n, -1)`: as many elements as `x`.)
+                (_, ApiKind::Create | ApiKind::Layout) if size.is_none() && api.keeps_size => {
+                    // (A mirrored method's array is its receiver: `x.reshape(shape)`.)
+                    let input = self.mirror_receiver(call).or_else(|| super::positional_arguments(call).first().copied());
+                    match input.map(|a| self.eval(a, scope, depth + 1)) {
+                        Some(Value::Array(n) | Value::Frame(n)) => Value::Array(n),
+                        _ => Value::Array(None),
+                    }
+                }
+                (_, ApiKind::Create | ApiKind::Generate | ApiKind::Read | ApiKind::Layout) => Value::Array(size),
                 // A reduction over a whole array (no `axis`) is one number.
                 (_, ApiKind::Compute) if api.reduction && self.keyword(call, "axis").is_none() => Value::Scalar,
                 (_, ApiKind::Compute) => self.input_value(call, scope, depth),
@@ -639,6 +653,16 @@ impl<'t> Module<'t> {
 
     /// The combined value of a call's data arguments: the largest known
     /// size, or unknown when any argument's size is unknown.
+    /// The number of elements the shape given to a reshape says (the
+    /// method's arguments, or the function's second), where it says.
+    fn reshaped_size(&self, call: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+        if self.mirror_receiver(call).is_some() {
+            return self.size_of_call(call, &reshape_spec(call), scope, depth);
+        }
+        let spec = gpulens_knowledge::SizeSpec { arg: Some(1), keyword: Some("shape".to_string()), ..Default::default() };
+        self.size_of_call(call, &spec, scope, depth)
+    }
+
     pub fn input_value(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
         let inputs: Vec<Node<'_>> = match super::arguments::matmul_operands(call) {
             Some(operands) => operands.to_vec(),
