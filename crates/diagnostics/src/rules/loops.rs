@@ -285,6 +285,12 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if blocked {
             continue;
         }
+        // Copying elements to the same places, or filling them with a
+        // constant, computes nothing: a GPU would move the same memory
+        // (`dst[mask] = src[mask]`, `np.copyto`), after copying it there.
+        if copies_only(module, site.node) {
+            continue;
+        }
         let outer = shape.vars[0];
         let element = enumerate_element(module, site.node);
         // A loop that never uses its index (nor its element) repeats a step:
@@ -861,6 +867,54 @@ fn literal_dims(text: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// Every statement of the loop's body (and of the `for` loops nested in it)
+/// writes one array element with a constant (`out[i, j] = np.inf`) or with
+/// another array's element at the same index (`out[i, j] = cost[i, j]`).
+fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
+    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
+    let constant = |n: Node<'_>| match n.kind_name() {
+        "integer" | "float" | "true" | "false" | "none" => true,
+        "unary_operator" => n.named_child(0).is_some_and(|o| matches!(o.kind_name(), "integer" | "float")),
+        // `np.inf`, `math.nan`.
+        "attribute" => n.field("attribute").is_some_and(|a| matches!(module.text_of(a), "inf" | "nan" | "NaN" | "NAN" | "pi" | "e")),
+        _ => false,
+    };
+    // Every index of a subscript (`a[i, j]` has two), as written.
+    let index_of = |n: Node<'_>| {
+        let mut cursor = n.walk();
+        let all: Vec<String> = n.children_by_field_name("subscript", &mut cursor).map(compact).collect();
+        all
+    };
+    let Some(body) = node.field("body") else { return false };
+    let mut blocks = vec![body];
+    let mut writes = 0;
+    while let Some(block) = blocks.pop() {
+        let mut cursor = block.walk();
+        for statement in block.named_children(&mut cursor) {
+            match statement.kind_name() {
+                "comment" => {}
+                "for_statement" => blocks.extend(statement.field("body")),
+                "expression_statement" => {
+                    let Some(assignment) = statement.named_child(0).filter(|a| a.kind_name() == "assignment") else { return false };
+                    let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right")) else { return false };
+                    if left.kind_name() != "subscript" {
+                        return false;
+                    }
+                    let same_place = right.kind_name() == "subscript"
+                        && index_of(right) == index_of(left)
+                        && right.field("value").zip(left.field("value")).is_some_and(|(a, b)| compact(a) != compact(b));
+                    if !(constant(right) || same_place) {
+                        return false;
+                    }
+                    writes += 1;
+                }
+                _ => return false,
+            }
+        }
+    }
+    writes > 0
 }
 
 /// `node` sits inside a loop nested in `body` (the loop's own body).
