@@ -296,8 +296,9 @@ impl<'t> Module<'t> {
                         let mut cursor = expr.walk();
                         let indices: Vec<Node<'_>> = expr.children_by_field_name("subscript", &mut cursor).collect();
                         let sliced = indices.iter().any(|s| s.kind_name() == "slice" || s.kind_name() == "tuple");
-                        // `x[x > 0]`: a selection of at most as many elements.
-                        let masked = indices.len() == 1 && indices[0].kind_name() == "comparison_operator";
+                        // `x[x > 0]`, `x[keep]` with `keep = x > 0`: a selection of
+                        // at most as many elements.
+                        let masked = indices.len() == 1 && self.is_mask(indices[0], scope);
                         if masked {
                             Value::Array(n)
                         } else if sliced || (indices.len() == 1 && self.holds_indices(indices[0], scope)) {
@@ -374,6 +375,26 @@ impl<'t> Module<'t> {
     /// several, but how many is unknown, and taken as an array of unknown
     /// size a top-k selection `x[order[:k]]` would pass for data: it stays
     /// one element until sizes carry that evidence.)
+    /// `index` is a boolean mask written as a comparison (`x > 0`, `~(x > 0)`,
+    /// `(a > 0) & (b < 1)`), or a name bound to one.
+    fn is_mask(&self, index: Node<'_>, scope: usize) -> bool {
+        fn written(n: Node<'_>, text: &dyn Fn(Node<'_>) -> String) -> bool {
+            match n.kind_name() {
+                "comparison_operator" => true,
+                "parenthesized_expression" => n.named_child(0).is_some_and(|c| written(c, text)),
+                "unary_operator" => text(n).trim_start().starts_with('~') && n.field("argument").is_some_and(|a| written(a, text)),
+                "binary_operator" => {
+                    n.field("operator").is_some_and(|o| matches!(text(o).as_str(), "&" | "|" | "^"))
+                        && n.field("left").is_some_and(|l| written(l, text))
+                        && n.field("right").is_some_and(|r| written(r, text))
+                }
+                _ => false,
+            }
+        }
+        let text = |n: Node<'_>| self.text_of(n).to_string();
+        written(index, &text) || (index.kind_name() == "identifier" && self.assigned_from(index, scope).is_some_and(|rhs| written(rhs, &text)))
+    }
+
     fn holds_indices(&self, index: Node<'_>, scope: usize) -> bool {
         const INDEX_FUNCTIONS: &[&str] = &[
             "numpy.triu_indices", "numpy.tril_indices", "numpy.diag_indices", "numpy.indices", "numpy.nonzero",
