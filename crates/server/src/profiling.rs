@@ -39,7 +39,16 @@ type Read = Result<Arc<Profile>, String>;
 #[derive(Default)]
 pub struct Loaded {
     inner: Mutex<Option<(Stamp, Read)>>,
+    /// The functions of the documents' texts last measured, by text hash:
+    /// each publish of an edited document asks for its findings' shares,
+    /// and walking a large file's tree for its functions every time cost
+    /// more than the analysis of the edit.
+    functions: Mutex<std::collections::HashMap<u64, Arc<Vec<profile::FunctionSpan>>>>,
 }
+
+/// How many texts' functions [`Loaded`] keeps (the open documents' latest
+/// texts, and the ones an undo brings back).
+const FUNCTIONS_KEPT: usize = 64;
 
 impl Loaded {
     /// The profile at `path`, read again when its modification time or
@@ -66,12 +75,27 @@ impl Loaded {
         (profile, problem, true)
     }
 
+    /// The functions of `doc`'s text (see [`profile::functions`]), from
+    /// memory when the same text was measured before.
+    fn functions_of(&self, doc: &Document, text: &str) -> Arc<Vec<profile::FunctionSpan>> {
+        let hash = doc.text_hash();
+        if let Some(known) = self.functions.lock().unwrap().get(&hash) {
+            return known.clone();
+        }
+        let found = Arc::new(profile::functions(text, doc.tree()));
+        let mut kept = self.functions.lock().unwrap();
+        if kept.len() >= FUNCTIONS_KEPT {
+            kept.clear();
+        }
+        kept.insert(hash, found.clone());
+        found
+    }
 }
 
 /// What the profile measured for each of a document's findings (`None`
 /// for code it never saw); `None` altogether when the profile names no
 /// file that is this document.
-pub fn shares(profile: &Profile, file: &Path, doc: &Document, findings: &[Finding]) -> Option<Vec<Option<Measured>>> {
+pub fn shares(loaded: &Loaded, profile: &Profile, file: &Path, doc: &Document, findings: &[Finding]) -> Option<Vec<Option<Measured>>> {
     let names = profile.files();
     let path = file.to_string_lossy();
     let ours = profile::paths_for(&names, &path);
@@ -79,8 +103,8 @@ pub fn shares(profile: &Profile, file: &Path, doc: &Document, findings: &[Findin
         return None;
     }
     let costs = profile.costs_of_any(&ours);
-    let text = doc.text().to_string();
-    let functions = profile::functions(&text, doc.tree());
+    let text = doc.text();
+    let functions = loaded.functions_of(doc, &text);
     Some(profile::measure_ranges(&costs, &text, doc.tree(), &functions, findings.iter().map(|f| f.range.clone())))
 }
 
@@ -114,7 +138,7 @@ impl Backend {
     pub(crate) fn shares(&self, uri: &Uri, doc: &gpulens_syntax::Document, findings: &[gpulens_diagnostics::Finding]) -> Option<Vec<Option<gpulens_diagnostics::profile::Measured>>> {
         let profile = self.profile().0?;
         let path = uri.to_file_path()?;
-        guard("profile", || shares(&profile, &path, doc, findings)).flatten()
+        guard("profile", || shares(&self.state.profile, &profile, &path, doc, findings)).flatten()
     }
 
     /// Demotes or hides, as the settings ask, the diagnostics of findings
