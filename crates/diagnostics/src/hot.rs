@@ -373,10 +373,10 @@ pub(crate) fn propagate<'t>(
         if let Some(function) = function_of(f) {
             // Point at the callee's heaviest work: its first call whose work
             // per element is heavy, else its first.
-            let heavy = f.details.contains("work per element is heavy");
+            let heavy = f.details.contains(crate::rules::cupy::HEAVY_WORK);
             match work.iter_mut().find(|(w, _)| w.id() == function.id()) {
                 None => work.push((function, i)),
-                Some((_, first)) if heavy && !findings[*first].details.contains("work per element is heavy") => *first = i,
+                Some((_, first)) if heavy && !findings[*first].details.contains(crate::rules::cupy::HEAVY_WORK) => *first = i,
                 Some(_) => {}
             }
         }

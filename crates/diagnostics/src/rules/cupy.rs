@@ -104,6 +104,10 @@ declare_rule! {
     }
 }
 
+/// How the details of a call reported for its own heavy work say so; hotness
+/// (`crate::hot`) points a caller's loop at such a call first.
+pub(crate) const HEAVY_WORK: &str = "Its work per element is heavy";
+
 /// Array operations in one function from which the data is worth keeping on the GPU.
 pub(crate) const CHAIN: u32 = 3;
 
@@ -487,7 +491,7 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
     let lib = call.library();
     let why = if heavy {
         format!(
-            " Its work per element is heavy, so the GPU pays off even counting the copy there and back.{}",
+            " {HEAVY_WORK}, so the GPU pays off even counting the copy there and back.{}",
             fp64_phrase(call.cx)
         )
     } else if let Some(partner) = with_heavy {
