@@ -449,8 +449,8 @@ works_through_self: bool,
     /// `rules::plotting_names`); `None` where its imports can't be read so.
     plotting: Option<Vec<String>>,
     /// It calls a drawing method on a name for axes or figures (see
-    /// `rules::may_draw`, which reads this and whether it names one of
-    /// the module's plotting names, from [`TextScan::tokens`]).
+    /// `rules::draws_on_figures`): with [`TextScan::tokens`] naming one of
+    /// the module's plotting names, what `rules::may_draw` says of it.
     draws_on_figures: bool,
 }
 
@@ -705,7 +705,7 @@ impl<'t> Plan<'t> {
                             self_values: self_values(unit_text),
                             method_name: method_name(node, text),
                             plotting: rules::plotting_names(unit_text).map(|names| names.into_iter().map(str::to_string).collect()),
-                            draws_on_figures: rules::may_draw(unit_text, &[]),
+                            draws_on_figures: rules::draws_on_figures(unit_text),
                         })
                     }
                 };

@@ -185,6 +185,14 @@ pub(crate) fn may_draw(code: &str, plotting: &[&str]) -> bool {
     found
 }
 
+/// The half of [`may_draw`] that needs no plotting names: `code` calls a
+/// drawing method on a name for axes or figures (`ax.plot(`). With it, a
+/// text's identifiers decide the other half (the editor's plan keeps both
+/// per function text).
+pub(crate) fn draws_on_figures(code: &str) -> bool {
+    may_draw(code, &[])
+}
+
 /// `expr` (an argument, as written) is a small fixed-size structure in the
 /// function around `node`: its shape is checked against small literal sizes
 /// (`m.shape != (3, 3)`, `len(v) == 3`), or its elements are picked out one

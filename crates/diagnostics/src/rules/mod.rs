@@ -15,7 +15,7 @@ pub(crate) mod loop_headers;
 pub(crate) mod loops;
 mod models;
 
-pub(crate) use context::{may_draw, plotting_names, PLOTTING};
+pub(crate) use context::{draws_on_figures, may_draw, plotting_names, PLOTTING};
 pub(crate) use cupy::{light_array_operation, CHAIN as CUPY_CHAIN};
 pub(crate) use models::{index_work_methods, names_a_mesh_or_ray, names_work_on_arrays, neighbour_queries, ray_queries, work as model_work};
 

@@ -369,12 +369,6 @@ impl<'t> Module<'t> {
         sliced.then_some(product)
     }
 
-    /// `index` selects several elements: the index arrays a NumPy function
-    /// returns (`x[np.triu_indices(n)]`, `x[np.nonzero(m)]`, `order =
-    /// np.argsort(v); x[order]`). (FIXME: any array of indices selects
-    /// several, but how many is unknown, and taken as an array of unknown
-    /// size a top-k selection `x[order[:k]]` would pass for data: it stays
-    /// one element until sizes carry that evidence.)
     /// `index` is a boolean mask written as a comparison (`x > 0`, `~(x > 0)`,
     /// `(a > 0) & (b < 1)`), or a name bound to one.
     fn is_mask(&self, index: Node<'_>, scope: usize) -> bool {
@@ -395,6 +389,12 @@ impl<'t> Module<'t> {
         written(index, &text) || (index.kind_name() == "identifier" && self.assigned_from(index, scope).is_some_and(|rhs| written(rhs, &text)))
     }
 
+    /// `index` selects several elements: the index arrays a NumPy function
+    /// returns (`x[np.triu_indices(n)]`, `x[np.nonzero(m)]`, `order =
+    /// np.argsort(v); x[order]`). (FIXME: any array of indices selects
+    /// several, but how many is unknown, and taken as an array of unknown
+    /// size a top-k selection `x[order[:k]]` would pass for data: it stays
+    /// one element until sizes carry that evidence.)
     fn holds_indices(&self, index: Node<'_>, scope: usize) -> bool {
         const INDEX_FUNCTIONS: &[&str] = &[
             "numpy.triu_indices", "numpy.tril_indices", "numpy.diag_indices", "numpy.indices", "numpy.nonzero",
@@ -539,11 +539,11 @@ impl<'t> Module<'t> {
                 ("cugraph", ApiKind::Graph) => Value::Graph(size),
                 // `x.reshape(4, 4)`, `np.reshape(x, (4, 4))`: as many elements
                 // as the shape says, where it says; else as many as `x`.
-                (_, ApiKind::Layout) if name == "numpy.reshape" && self.reshaped_size(call, scope, depth).is_some() => {
-                    Value::Array(self.reshaped_size(call, scope, depth))
-                }
                 // (`np.zeros_like(x)`, `x.reshape(n, -1)`: as many elements as `x`.)
                 (_, ApiKind::Create | ApiKind::Layout) if size.is_none() && api.keeps_size => {
+                    if let Some(n) = (name == "numpy.reshape").then(|| self.reshaped_size(call, scope, depth)).flatten() {
+                        return Value::Array(Some(n));
+                    }
                     // (A mirrored method's array is its receiver: `x.reshape(shape)`.)
                     let input = self.mirror_receiver(call).or_else(|| super::positional_arguments(call).first().copied());
                     match input.map(|a| self.eval(a, scope, depth + 1)) {
@@ -672,8 +672,6 @@ impl<'t> Module<'t> {
         })
     }
 
-    /// The combined value of a call's data arguments: the largest known
-    /// size, or unknown when any argument's size is unknown.
     /// The number of elements the shape given to a reshape says (the
     /// method's arguments, or the function's second), where it says.
     fn reshaped_size(&self, call: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
@@ -684,6 +682,8 @@ impl<'t> Module<'t> {
         self.size_of_call(call, &spec, scope, depth)
     }
 
+    /// The combined value of a call's data arguments: the largest known
+    /// size, or unknown when any argument's size is unknown.
     pub fn input_value(&self, call: Node<'_>, scope: usize, depth: u32) -> Value {
         let inputs: Vec<Node<'_>> = match super::arguments::matmul_operands(call) {
             Some(operands) => operands.to_vec(),
