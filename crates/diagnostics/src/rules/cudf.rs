@@ -167,8 +167,83 @@ declare_rule! {
     }
 }
 
+/// A cuDF finding and what it weighs in its function: light table work is
+/// kept only where the function does more (see [`keep_worthwhile`]).
+pub(super) struct TableWork<'t> {
+    finding: Finding,
+    node: gpulens_syntax::Node<'t>,
+    weight: Weight,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Weight {
+    /// A read cuDF does on the GPU, heavy table work (`heavy` in the
+    /// knowledge), or any work on a table known to be large.
+    Heavy,
+    /// One cheap pass over the table (`fillna`, `dropna`, `concat`).
+    Light,
+    /// A step cudf.pandas hands back to pandas (CUDF004).
+    Fallback,
+    /// Said whatever the function does around it (row loops, reads cuDF
+    /// cannot do), and no reason for the light work around it either.
+    Alone,
+}
+
+impl<'t> TableWork<'t> {
+    fn new(finding: Finding, node: gpulens_syntax::Node<'t>, weight: Weight) -> Self {
+        TableWork { finding, node, weight }
+    }
+}
+
+/// The weight of table work done by `api` on `value`.
+fn weight_of(api: &ApiMapping, value: Value) -> Weight {
+    // (`value` is not small here: a size known is a large one.)
+    if api.heavy || value.elements().is_some() { Weight::Heavy } else { Weight::Light }
+}
+
+/// The cuDF findings worth saying, by what each function does as a whole:
+/// - light table work (one cheap pass: `fillna`, `dropna`, `concat`) only
+///   where its function also reads a table cuDF can read, does heavy table
+///   work (a group-by, join, sort, …), or does light work in at least
+///   [`super::cupy::CHAIN`] statements: alone, a cheap pass over a table
+///   of unknown size gains less than the copy to the GPU costs, the same
+///   judgement CuPy's light operations get;
+/// - a step cudf.pandas hands back to pandas (CUDF004) only where the
+///   function has table work that does run on the GPU, or where the module
+///   switches cudf.pandas on: elsewhere there is nothing on the GPU for the
+///   step to interrupt, and saying it stays on the CPU is not advice.
+pub(super) fn keep_worthwhile(cx: &Context<'_, '_>, found: Vec<TableWork<'_>>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let function_of = |w: &TableWork<'_>| super::context::function_of(module, w.node).map(|f| f.id());
+    let groups: Vec<Option<usize>> = found.iter().map(function_of).collect();
+    let mode_on = super::mode_switched_on(cx, "cudf");
+    let in_group = |g: Option<usize>| found.iter().zip(&groups).filter(move |(_, h)| **h == g).map(|(w, _)| w);
+    let mut kept_light: Vec<bool> = Vec::with_capacity(found.len());
+    for (w, g) in found.iter().zip(&groups) {
+        let keep = w.weight != Weight::Light || {
+            let heavy = in_group(*g).any(|o| o.weight == Weight::Heavy);
+            let mut statements: Vec<usize> =
+                in_group(*g).filter(|o| o.weight == Weight::Light).map(|o| super::cupy::statement_of(module, o.node).id()).collect();
+            statements.sort_unstable();
+            statements.dedup();
+            heavy || statements.len() as u32 >= super::cupy::CHAIN
+        };
+        kept_light.push(keep);
+    }
+    let on_gpu = |g: Option<usize>| {
+        found.iter().zip(&groups).zip(&kept_light).any(|((o, h), kept)| *h == g && *kept && matches!(o.weight, Weight::Heavy | Weight::Light))
+    };
+    let keep: Vec<bool> = found
+        .iter()
+        .zip(&groups)
+        .zip(&kept_light)
+        .map(|((w, g), kept)| *kept && (w.weight != Weight::Fallback || mode_on || on_gpu(*g)))
+        .collect();
+    out.extend(found.into_iter().zip(keep).filter(|(_, k)| *k).map(|(w, _)| w.finding));
+}
+
 /// `pd.read_csv(...)`, `pd.merge(...)`: calls resolved through the imports.
-pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
+pub(super) fn check_function<'t>(call: &Call<'_, 't>, out: &mut Vec<TableWork<'t>>) {
     let api = call.api;
     let lib = call.library();
     match api.kind {
@@ -185,11 +260,11 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
                     reasons(&fallbacks, api),
                 );
                 f.stays_on_cpu = true;
-                out.push(f);
+                out.push(TableWork::new(f, call.site.node, Weight::Alone));
                 return;
             }
             let gpu = api.gpu.as_deref().unwrap_or("cuDF's reader");
-            out.push(call.finding(
+            let f = call.finding(
                 Code::CUDF001,
                 format!("`{}` parses on the CPU: {} reads it on the GPU (`{gpu}`)", short_callee(call.callee_text()), lib.name),
                 join([
@@ -202,7 +277,8 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
                     zero_code_change(call.cx, lib),
                     format!("Install: {}.", install(call.cx, lib)),
                 ]),
-            ));
+            );
+            out.push(TableWork::new(f, call.site.node, Weight::Heavy));
         }
         ApiKind::Compute => {
             // `pd.to_datetime("2010-01-01")`: one value written out, not a table.
@@ -218,10 +294,12 @@ pub(super) fn check_function(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
                 return;
             }
             let fallbacks = call.matched_fallbacks();
+            let node = call.site.node;
             if fallbacks.is_empty() {
-                out.push(op_finding(call.cx, call.site, call.callee_text(), api, lib, value));
+                out.push(TableWork::new(op_finding(call.cx, call.site, call.callee_text(), api, lib, value), node, weight_of(api, value)));
             } else {
-                out.push(cpu_finding(call.site, &callee_with_then(call.cx, call.site, call.callee_text(), &fallbacks), &fallbacks, api));
+                let f = cpu_finding(call.site, &callee_with_then(call.cx, call.site, call.callee_text(), &fallbacks), &fallbacks, api);
+                out.push(TableWork::new(f, node, Weight::Fallback));
             }
         }
         _ => {}
@@ -262,7 +340,7 @@ fn evidently_a_series(cx: &Context<'_, '_>, expr: gpulens_syntax::Node<'_>, scop
 }
 
 /// `df.groupby(...)`, `df.iterrows()`: methods on a value known to be a DataFrame or Series.
-pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut Vec<Finding>) {
+pub(super) fn check_method<'t>(cx: &Context<'_, 't>, site: &CallSite<'t>, out: &mut Vec<TableWork<'t>>) {
     let module = cx.module;
     let Some(function) = site.node.field("function").filter(|f| f.kind_name() == "attribute") else {
         return;
@@ -275,7 +353,20 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     let Value::Frame(_) = value else { return };
     let method = module.text_of(method);
     let knowledge = module.knowledge();
-    let Some(api) = knowledge.api(&format!("pandas.DataFrame.{method}")).or_else(|| {
+    // `DataFrame.map` takes only a function: given a mapping (a dict, one
+    // looked up, a Series), `.map` is a Series' lookup of each value.
+    let lookup = method == "map"
+        && crate::semantic::positional_arguments(site.node).first().is_some_and(|a| {
+            matches!(a.kind_name(), "dictionary" | "dictionary_comprehension" | "subscript")
+                || matches!(module.value(*a, site.scope), Value::Frame(_))
+                || module.annotation_of(*a, site.scope).is_some_and(|ty| {
+                    let ty = ty.trim_matches(|c| c == '"' || c == '\'');
+                    let head = ty.split('[').next().unwrap_or(ty).rsplit('.').next().unwrap_or(ty);
+                    matches!(head, "dict" | "Dict" | "Mapping" | "MutableMapping" | "Series")
+                })
+        });
+    let own = if lookup { None } else { knowledge.api(&format!("pandas.DataFrame.{method}")) };
+    let Some(api) = own.or_else(|| {
         // A Series's row loop walks the columns of a DataFrame
         // (`Series.items()` gives its rows, a DataFrame's `.items()` its
         // columns): it counts where the value is evidently one column.
@@ -297,7 +388,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
             .chain(api.note.as_deref())
             .collect::<Vec<_>>()
             .join(" ");
-        out.push(finding(
+        let f = finding(
             site.node,
             Code::CUDF003,
             format!("`{callee}` runs Python once per row: vectorise it so cuDF can run it on the GPU"),
@@ -306,7 +397,8 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
                  cuDF can run on the GPU.",
                 &why,
             ]),
-        ));
+        );
+        out.push(TableWork::new(f, site.node, Weight::Alone));
         return;
     }
     if api.kind != ApiKind::Method
@@ -320,7 +412,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     // An argument, or the method called on the result, that cuDF lacks: under
     // cudf.pandas this step runs in pandas on the CPU.
     if !fallbacks.is_empty() || api.support == Support::Fallback {
-        out.push(cpu_finding(site, &callee_with_then(cx, site, &callee, &fallbacks), &fallbacks, api));
+        out.push(TableWork::new(cpu_finding(site, &callee_with_then(cx, site, &callee, &fallbacks), &fallbacks, api), site.node, Weight::Fallback));
         return;
     }
     // A Python function per element or group, or groups handed to Python:
@@ -333,7 +425,7 @@ pub(super) fn check_method(cx: &Context<'_, '_>, site: &CallSite<'_>, out: &mut 
     if python {
         return;
     }
-    out.push(op_finding(cx, site, &callee, api, lib, value));
+    out.push(TableWork::new(op_finding(cx, site, &callee, api, lib, value), site.node, weight_of(api, value)));
 }
 
 fn op_finding(

@@ -387,7 +387,7 @@ fn data_names<'t>(module: &Module<'t>, scope: usize, statement: Node<'t>, call: 
 
 /// The statement holding `node`: its ancestor that sits directly in a block
 /// (or the module).
-fn statement_of<'t>(module: &Module<'t>, node: Node<'t>) -> Node<'t> {
+pub(super) fn statement_of<'t>(module: &Module<'t>, node: Node<'t>) -> Node<'t> {
     let mut current = node;
     while let Some(parent) = module.parent(current) {
         if matches!(parent.kind_name(), "block" | "module") {

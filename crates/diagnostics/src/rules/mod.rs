@@ -60,6 +60,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         }
     }
     let chains = cupy::chains(cx.module, &in_scope, &heavy);
+    let mut tables = Vec::new();
     for (i, (site, resolved)) in resolved.into_iter().enumerate() {
         if i % 256 == 255 && (cx.cancel)() {
             return out; // a newer edit: nobody will read these
@@ -71,16 +72,17 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
                     let value = candidates.get(&site.node.id()).copied().unwrap_or_else(|| cupy::candidate(&call));
                     cupy::check(&call, value, &chains, &mut out)
                 }
-                "cudf" => cudf::check_function(&call, &mut out),
+                "cudf" => cudf::check_function(&call, &mut tables),
                 "cuml" => cuml::check(&call, &mut out),
                 "cugraph" => cugraph::check(&call, &mut out),
                 _ => library_calls::check(&call, &mut out),
             }
         } else {
-            cudf::check_method(cx, site, &mut out);
+            cudf::check_method(cx, site, &mut tables);
             models::check_method(cx, site, &mut out);
         }
     }
+    cudf::keep_worthwhile(cx, tables, &mut out);
     for (site, resolved) in matmuls {
         let Some((name, api)) = resolved else { continue };
         let call = Call { site, name, api, cx };

@@ -71,6 +71,18 @@ impl<'t> Module<'t> {
         }
     }
 
+    /// The annotation of the parameter or annotated name a name's use sees
+    /// (`dict` for `codes` in `def f(codes: dict): ... codes`), if any.
+    pub fn annotation_of(&self, expr: Node<'_>, scope: usize) -> Option<&'t str> {
+        if expr.kind_name() != "identifier" {
+            return None;
+        }
+        match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+            Some(Binding::Annotated(ty)) => Some(self.text_of(ty)),
+            _ => None,
+        }
+    }
+
     /// What `expr`, seen from `scope`, holds.
     pub fn value(&self, expr: Node<'_>, scope: usize) -> Value {
         self.eval(expr, scope, 0)
