@@ -478,3 +478,28 @@ fn a_quiet_function_walked_for_a_neighbour_keeps_its_findings() {
     assert_eq!(check_incremental(&edited, doc.tree(), &settings, &gpu, &mut cache), fresh);
     assert_eq!(check_incremental(&edited, doc.tree(), &settings, &gpu, &mut Cache::default()), fresh);
 }
+
+/// A function stops being given to `rolling(...).apply` in another function:
+/// its loop is whole-array work again, incrementally as in a fresh analysis
+/// (the use is part of its key, as a call is).
+#[test]
+fn a_function_no_longer_applied_per_window_gets_its_finding_back() {
+    let text = concat!(
+        "import numpy as np\n\n",
+        "def doubled(x):\n",
+        "    out = np.empty(len(x))\n",
+        "    for i in range(len(x)):\n",
+        "        out[i] = np.sqrt(x[i]) * 2.0 + 1.0\n",
+        "    return out\n\n",
+        "def smooth(prices):\n",
+        "    return prices.rolling(50).apply(doubled, raw=True)\n",
+    );
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    assert!(analysed(&doc, &mut cache).is_empty(), "applied per window");
+    let at = text.find("apply(doubled").unwrap() + "apply(".len();
+    replace_bytes(&mut doc, at..at + "doubled".len(), "len");
+    assert!(!analysed(&doc, &mut cache).is_empty(), "no longer applied per window");
+    replace_bytes(&mut doc, at..at + "len".len(), "doubled");
+    assert!(analysed(&doc, &mut cache).is_empty(), "applied per window again");
+}

@@ -146,6 +146,19 @@ pub(crate) fn flow_calls(text: &str) -> FlowCalls {
         let end = start + token.len();
         let next = bytes[end..].iter().find(|b| !blank(**b));
         if next != Some(&b'(') {
+            // (`self` in `.apply(self.stat`: the object, not what is given.)
+            if next == Some(&b'.') {
+                return;
+            }
+            // Given first to a method pandas calls once per piece
+            // (`.apply(stat`, `.apply(self.stat`): the rules read the
+            // function as called per piece (see
+            // `rules::context::in_per_piece_callable`), so it counts as called.
+            if let Some(on_self) = given_per_piece(text, start) {
+                if seen.insert((token, on_self)) {
+                    if on_self { calls.on_self.push(token.to_string()) } else { calls.bare.push(token.to_string()) }
+                }
+            }
             return;
         }
         let (before, hidden) = back(start);
@@ -171,6 +184,41 @@ pub(crate) fn flow_calls(text: &str) -> FlowCalls {
         }
     });
     calls
+}
+
+/// Whether the name starting at `start` is the first argument of a call of
+/// a per-piece pandas method (`.apply(name`, or `.apply(self.name`: then
+/// `Some(true)`). Over-approximated where a comment may hide: any blank run
+/// crossing a line counts as blank.
+fn given_per_piece(text: &str, start: usize) -> Option<bool> {
+    let bytes = text.as_bytes();
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\\' | 0x0c);
+    let skip_back = |mut i: usize| {
+        while i > 0 && blank(bytes[i - 1]) {
+            i -= 1;
+        }
+        i
+    };
+    let word_before = |end: usize| {
+        let from = bytes[..end].iter().rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80)).map_or(0, |i| i + 1);
+        (from, &text[from..end])
+    };
+    let mut i = skip_back(start);
+    let mut on_self = false;
+    if i > 0 && bytes[i - 1] == b'.' {
+        let (from, object) = word_before(skip_back(i - 1));
+        if !matches!(object, "self" | "cls") {
+            return None;
+        }
+        on_self = true;
+        i = skip_back(from);
+    }
+    if i == 0 || bytes[i - 1] != b'(' {
+        return None;
+    }
+    let (from, method) = word_before(skip_back(i - 1));
+    let dotted = { let j = skip_back(from); j > 0 && bytes[j - 1] == b'.' };
+    (dotted && matches!(method, "apply" | "agg" | "aggregate" | "transform" | "filter")).then_some(on_self)
 }
 
 /// Whether `token` is a method a rule reads on a value the code's own
@@ -415,6 +463,17 @@ mod tests {
         assert_eq!(calls.on_self, ["fit"]);
         // An attribute of `self` is another object.
         assert!(flow_calls("self.model.fit(X)").on_self.is_empty());
+    }
+
+    #[test]
+    fn a_function_given_to_a_per_piece_method_counts_as_called() {
+        let calls = flow_calls("a = s.rolling(5).apply(stat, raw=True)\nb = g.agg( self . peak )\nc = f(other)\nd = s.apply(x, y)\n");
+        assert_eq!(calls.bare, ["stat", "f", "x"]);
+        assert_eq!(calls.on_self, ["peak"]);
+        // Not first, not a per-piece method, or at the start of the text: not given so.
+        assert!(flow_calls("apply(stat)").bare == ["apply"]);
+        assert!(flow_calls("s.map(stat)\n").bare.is_empty());
+        assert!(flow_calls("(stat").bare.is_empty());
     }
 
     #[test]

@@ -636,13 +636,43 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
         match ancestor.kind_name() {
             "lambda" => return given_per_piece(module, ancestor),
             "function_definition" => {
-                // (A nested function: where it is used is the function around it.)
-                let Some(around) = module.enclosing_function(ancestor) else { return false };
-                let Some(name) = ancestor.field("name").map(|n| module.text_of(n)) else { return false };
+                let Some(name_node) = ancestor.field("name") else { return false };
+                let name = module.text_of(name_node);
+                // A nested function: where it is used is the function around it.
+                if let Some(around) = module.enclosing_function(ancestor) {
+                    return module.answer_once(ancestor, "called per piece by pandas", || {
+                        module
+                            .preorder(around)
+                            .any(|n| n.kind_name() == "identifier" && module.text_of(n) == name && given_per_piece(module, n))
+                    });
+                }
+                // A module's function or method: anywhere in the module, given
+                // first to a per-piece method (`rolling(w).apply(stat)`,
+                // `.apply(self.stat)`), or called by a lambda given so
+                // (`.apply(lambda x: stat(x, **kw))`). (The server's cache
+                // follows these uses: see `plan::words::flow_calls`.)
                 return module.answer_once(ancestor, "called per piece by pandas", || {
-                    module
-                        .preorder(around)
-                        .any(|n| n.kind_name() == "identifier" && module.text_of(n) == name && given_per_piece(module, n))
+                    let text = module.text;
+                    text.match_indices(name).any(|(at, _)| {
+                        let end = at + name.len();
+                        let word = |i: usize| text.as_bytes().get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+                        if (at > 0 && word(at - 1)) || word(end) || at == name_node.start_byte() {
+                            return false;
+                        }
+                        let Some(n) = module.node_at(at..end).filter(|n| n.kind_name() == "identifier" && n.start_byte() == at) else {
+                            return false;
+                        };
+                        // (`self.stat`: the attribute is what is given.)
+                        let given = match module.parent(n) {
+                            Some(p) if p.kind_name() == "attribute" && p.field("attribute") == Some(n) => p,
+                            _ => n,
+                        };
+                        let first_argument = module
+                            .parent(given)
+                            .filter(|a| a.kind_name() == "argument_list")
+                            .is_some_and(|a| a.named_child(0) == Some(given));
+                        (first_argument && given_per_piece(module, given)) || called_by_lambda_given(module, given)
+                    })
                 });
             }
             "class_definition" => return false,
@@ -650,6 +680,15 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
         }
     }
     false
+}
+
+/// `callee` is called as the whole body of a lambda that a pandas method
+/// calls once per piece (`rolling(w).apply(lambda x: stat(x, **kw))`).
+fn called_by_lambda_given<'t>(module: &Module<'t>, callee: Node<'t>) -> bool {
+    let Some(call) = module.parent(callee).filter(|c| c.kind_name() == "call" && c.field("function") == Some(callee)) else {
+        return false;
+    };
+    module.parent(call).is_some_and(|l| l.kind_name() == "lambda" && l.field("body") == Some(call) && given_per_piece(module, l))
 }
 
 /// `expr` is the callable argument of a pandas method that calls it once

@@ -271,6 +271,11 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if folded.contains(&site.node.id()) || compiled().contains(&site.scope) || !uses_arrays(site.node.start_byte()) {
             continue;
         }
+        // A function pandas calls once per piece (`rolling(w).apply(stat)`)
+        // loops over one window or group: the apply is what to advise.
+        if super::context::in_per_piece_callable(cx, site.node) {
+            continue;
+        }
         let Some(shape) = analyse(cx, site) else { continue };
         // In a function Numba compiles, every call is to compiled code and
         // tuples unpack to registers; a `prange` loop is one its author
