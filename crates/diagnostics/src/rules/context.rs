@@ -651,29 +651,7 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
                 // `.apply(self.stat)`), or called by a lambda given so
                 // (`.apply(lambda x: stat(x, **kw))`). (The server's cache
                 // follows these uses: see `plan::words::flow_calls`.)
-                return module.answer_once(ancestor, "called per piece by pandas", || {
-                    let text = module.text;
-                    text.match_indices(name).any(|(at, _)| {
-                        let end = at + name.len();
-                        let word = |i: usize| text.as_bytes().get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-                        if (at > 0 && word(at - 1)) || word(end) || at == name_node.start_byte() {
-                            return false;
-                        }
-                        let Some(n) = module.node_at(at..end).filter(|n| n.kind_name() == "identifier" && n.start_byte() == at) else {
-                            return false;
-                        };
-                        // (`self.stat`: the attribute is what is given.)
-                        let given = match module.parent(n) {
-                            Some(p) if p.kind_name() == "attribute" && p.field("attribute") == Some(n) => p,
-                            _ => n,
-                        };
-                        let first_argument = module
-                            .parent(given)
-                            .filter(|a| a.kind_name() == "argument_list")
-                            .is_some_and(|a| a.named_child(0) == Some(given));
-                        (first_argument && given_per_piece(module, given)) || called_by_lambda_given(module, given)
-                    })
-                });
+                return module.given_per_piece.get_or_init(|| given_per_piece_anywhere(module)).iter().any(|r| &module.text[r.clone()] == name);
             }
             "class_definition" => return false,
             _ => {}
@@ -682,13 +660,42 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
     false
 }
 
-/// `callee` is called as the whole body of a lambda that a pandas method
-/// calls once per piece (`rolling(w).apply(lambda x: stat(x, **kw))`).
-fn called_by_lambda_given<'t>(module: &Module<'t>, callee: Node<'t>) -> bool {
-    let Some(call) = module.parent(callee).filter(|c| c.kind_name() == "call" && c.field("function") == Some(callee)) else {
-        return false;
-    };
-    module.parent(call).is_some_and(|l| l.kind_name() == "lambda" && l.field("body") == Some(call) && given_per_piece(module, l))
+/// Where names are given first to a per-piece pandas method anywhere in the
+/// module (`stat` in `.apply(stat)`, `peak` in `.agg(self.peak)`), or
+/// called as the whole body of a lambda given so. Found from the method's
+/// name in the text (one pass), then read in the tree.
+fn given_per_piece_anywhere(module: &Module<'_>) -> Vec<std::ops::Range<usize>> {
+    static METHODS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasick::new(["apply", "agg", "aggregate", "transform", "filter"]).expect("fixed patterns")
+    });
+    let text = module.text;
+    let bytes = text.as_bytes();
+    let mut names = Vec::new();
+    for m in METHODS.find_iter(text) {
+        let word = |i: usize| bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        if m.start() == 0 || bytes[m.start() - 1] != b'.' || word(m.end()) {
+            continue;
+        }
+        let Some(method) = module.node_at(m.start()..m.end()).filter(|n| n.kind_name() == "identifier") else { continue };
+        let Some(attribute) = module.parent(method).filter(|a| a.kind_name() == "attribute") else { continue };
+        let Some(call) = module.parent(attribute).filter(|c| c.kind_name() == "call" && c.field("function") == Some(attribute)) else {
+            continue;
+        };
+        let Some(first) = call.field("arguments").and_then(|a| a.named_child(0)) else { continue };
+        let given = match first.kind_name() {
+            "lambda" => first.field("body").filter(|b| b.kind_name() == "call").and_then(|b| b.field("function")),
+            _ => Some(first),
+        };
+        let name = given.and_then(|g| match g.kind_name() {
+            "identifier" => Some(g),
+            "attribute" => g.field("attribute"),
+            _ => None,
+        });
+        if let Some(name) = name {
+            names.push(name.byte_range());
+        }
+    }
+    names
 }
 
 /// `expr` is the callable argument of a pandas method that calls it once

@@ -190,6 +190,10 @@ pub struct Module<'t> {
     root: Node<'t>,
     /// Names of the module-level `def`s and `class`es, gathered on first use.
     definitions: std::cell::OnceCell<rustc_hash::FxHashSet<String>>,
+    /// Where names are given first to a per-piece pandas method, or called
+    /// by a lambda given so (see `rules::context::in_per_piece_callable`),
+    /// gathered on first use.
+    pub(crate) given_per_piece: std::cell::OnceCell<Vec<std::ops::Range<usize>>>,
     /// Module-level functions left out of the tree (a partial parse): their
     /// names are still taken.
     pub(crate) hidden_definitions: rustc_hash::FxHashSet<String>,
@@ -365,6 +369,7 @@ impl<'t> Module<'t> {
         let mut module = Module {
             root: tree.root_node(),
             definitions: std::cell::OnceCell::new(),
+            given_per_piece: std::cell::OnceCell::new(),
             hidden_definitions: rustc_hash::FxHashSet::default(),
             attributes: std::cell::RefCell::new(HashMap::default()),
             attributes_in_progress: std::cell::RefCell::new(Vec::new()),
