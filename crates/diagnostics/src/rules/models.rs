@@ -149,7 +149,7 @@ fn neighbour_query(cx: &Context<'_, '_>, site: &CallSite<'_>, object: gpulens_sy
     out.push(super::finding(
         site.node,
         Code::CUML001,
-        format!("`{}.{method}()` searches neighbours on the CPU: cuML's `NearestNeighbors` does it on the GPU", short_callee(module.text_of(object))),
+        format!("`{}.{method}()` searches neighbours on the CPU: cuML does it on the GPU", short_callee(module.text_of(object))),
         join([
             format!(
                 "`{}.{method}()` is scikit-learn's nearest-neighbour query: for every row it is given, it searches the \

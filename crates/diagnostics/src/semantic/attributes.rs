@@ -170,6 +170,51 @@ impl<'t> Module<'t> {
     }
 }
 
+impl<'t> Module<'t> {
+    /// The model the items of `self.name` (`expr`) hold, when the class's
+    /// every `self.name[...] = …` assigns one the knowledge base maps, the
+    /// same (`self.models_[label] = KernelDensity(...).fit(x)` in `fit`):
+    /// what `self.models_[label]` is in another method.
+    pub(super) fn item_model(&self, expr: Node<'t>, depth: u32) -> Option<Value> {
+        let name = self.text_of(expr.field("attribute")?);
+        let class = self.ancestors(expr).find(|c| c.kind_name() == "class_definition").filter(|c| !c.has_error())?;
+        let pattern_len = "self.".len() + name.len();
+        let mut found: Option<Value> = None;
+        for &(start, attribute) in self.assignments_to_self(class).iter() {
+            if attribute != name {
+                continue;
+            }
+            let Some(node) = self.root.descendant_for_byte_range(start, start + pattern_len) else { continue };
+            let Some(item) = self.parent(node).filter(|s| s.kind_name() == "subscript" && s.field("value") == Some(node)) else {
+                continue;
+            };
+            let Some(assignment) = self.parent(item).filter(|a| a.kind_name() == "assignment" && a.field("left") == Some(item)) else {
+                continue;
+            };
+            let mut right = assignment.field("right")?;
+            // `Model(...).fit(x)`: scikit-learn's `fit` returns the model.
+            while let Some(fitted) = right
+                .field("function")
+                .filter(|f| right.kind_name() == "call" && f.kind_name() == "attribute")
+                .filter(|f| f.field("attribute").is_some_and(|a| matches!(self.text_of(a), "fit" | "set_params")))
+                .and_then(|f| f.field("object"))
+            {
+                right = fitted;
+            }
+            let scope = self.enclosing_function(assignment).map_or(super::MODULE_SCOPE, |f| f.id());
+            let flow = self.in_flow.replace(true);
+            let value = self.eval(right, scope, depth + 1);
+            self.in_flow.set(flow);
+            match (found, value) {
+                (None, v @ Value::Model(_)) => found = Some(v),
+                (Some(a), b) if a == b => {}
+                _ => return None,
+            }
+        }
+        found
+    }
+}
+
 /// Statements of `text` that assign to an attribute of `self` at the start
 /// of a line (`self.nn = NearestNeighbors(...)`): where `self` starts, the
 /// attribute, and the statement through its continuation lines (until
@@ -196,7 +241,20 @@ pub(crate) fn self_assignments(text: &str) -> Vec<(usize, &str, &str)> {
         let line = &text[line_start..line_end];
         let rest = &text[at + 5..line_end];
         let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let after = rest[name_len..].trim_start_matches([' ', '\t']);
+        let mut after = rest[name_len..].trim_start_matches([' ', '\t']);
+        // An item of it (`self.models_[label] = ...`): past the brackets.
+        if after.starts_with('[') {
+            let mut depth = 0i64;
+            let close = after.char_indices().find(|(_, c)| {
+                depth += match c {
+                    '[' => 1,
+                    ']' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            });
+            after = close.map_or("", |(i, _)| after[i + 1..].trim_start_matches([' ', '\t']));
+        }
         if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
             let mut open = bracket_depth(line);
             let mut end = line_end;

@@ -303,6 +303,12 @@ impl<'t> Module<'t> {
                         _ => {}
                     }
                 }
+                // `self.models_[label]`, items the class assigns models to.
+                if object.kind_name() == "attribute" && object.field("object").is_some_and(|o| self.text_of(o) == "self") {
+                    if let Some(model) = self.item_model(object, depth) {
+                        return model;
+                    }
+                }
                 match self.eval(object, scope, depth) {
                     Value::Array(n) => {
                         let mut cursor = expr.walk();
