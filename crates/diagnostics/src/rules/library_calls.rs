@@ -426,7 +426,7 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     let node = call.site.node;
     let scope = call.site.scope;
-    if sized_by_its_prefix(call) {
+    if sized_by_its_prefix(call) || reads_characters(call) {
         return false;
     }
     let small_count = |count: Option<Node<'_>>| {
@@ -464,6 +464,24 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
             !small_shape && !one_element_taken(module, node, scope)
         }
         _ => true,
+    }
+}
+
+/// The read's element type is characters (`'>c'`, `'S12'`, `'|S32'`,
+/// `'U8'`, `np.bytes_`): a name or a label read from the file, text that
+/// GPU memory has no use for, not numbers to compute on.
+fn reads_characters(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let Some(dtype) = module.argument(call.site.node, "dtype", 1) else { return false };
+    match dtype.kind_name() {
+        "string" => {
+            let text = module.text_of(dtype);
+            // (Past a prefix `b`, `r`, `u` or `f`; an f-string's size is `{n}`.)
+            let inner = text.trim_start_matches(['b', 'r', 'u', 'f', 'B', 'R', 'U', 'F']).trim_matches(['"', '\'']);
+            let code = inner.trim_start_matches(['<', '>', '|', '=']);
+            code.starts_with(['c', 'S', 'a', 'U']) && (code[1..].bytes().all(|b| b.is_ascii_digit()) || code[1..].starts_with('{'))
+        }
+        _ => module.qualified_name(dtype).is_some_and(|n| matches!(n.as_str(), "numpy.bytes_" | "numpy.str_" | "numpy.string_" | "numpy.character")),
     }
 }
 
