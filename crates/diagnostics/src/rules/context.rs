@@ -662,37 +662,61 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
 
 /// Where names are given first to a per-piece pandas method anywhere in the
 /// module (`stat` in `.apply(stat)`, `peak` in `.agg(self.peak)`), or
-/// called as the whole body of a lambda given so. Found from the method's
-/// name in the text (one pass), then read in the tree.
+/// called by a lambda given so (`.apply(lambda x: stat(x))`). Read from the
+/// bytes alone, in one pass (asked at every edit of a notebook, whose text
+/// mentions `.transform(` hundreds of times): a name in a comment or a
+/// string so placed counts too.
 fn given_per_piece_anywhere(module: &Module<'_>) -> Vec<std::ops::Range<usize>> {
     static METHODS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-        aho_corasick::AhoCorasick::new(["apply", "agg", "aggregate", "transform", "filter"]).expect("fixed patterns")
+        aho_corasick::AhoCorasick::new([".apply(", ".agg(", ".aggregate(", ".transform(", ".filter("]).expect("fixed patterns")
     });
     let text = module.text;
     let bytes = text.as_bytes();
+    let blank = |i: &mut usize| {
+        while bytes.get(*i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\\')) {
+            *i += 1;
+        }
+    };
+    let word = |i: usize| {
+        let end = bytes[i..].iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80)).map_or(bytes.len(), |n| i + n);
+        i..end
+    };
     let mut names = Vec::new();
     for m in METHODS.find_iter(text) {
-        let word = |i: usize| bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-        if m.start() == 0 || bytes[m.start() - 1] != b'.' || word(m.end()) {
+        let mut i = m.end();
+        blank(&mut i);
+        let mut name = word(i);
+        if name.is_empty() {
             continue;
         }
-        let Some(method) = module.node_at(m.start()..m.end()).filter(|n| n.kind_name() == "identifier") else { continue };
-        let Some(attribute) = module.parent(method).filter(|a| a.kind_name() == "attribute") else { continue };
-        let Some(call) = module.parent(attribute).filter(|c| c.kind_name() == "call" && c.field("function") == Some(attribute)) else {
-            continue;
-        };
-        let Some(first) = call.field("arguments").and_then(|a| a.named_child(0)) else { continue };
-        let given = match first.kind_name() {
-            "lambda" => first.field("body").filter(|b| b.kind_name() == "call").and_then(|b| b.field("function")),
-            _ => Some(first),
-        };
-        let name = given.and_then(|g| match g.kind_name() {
-            "identifier" => Some(g),
-            "attribute" => g.field("attribute"),
-            _ => None,
-        });
-        if let Some(name) = name {
-            names.push(name.byte_range());
+        let mut after = name.end;
+        blank(&mut after);
+        match &text[name.clone()] {
+            // `.apply(self.stat`: the attribute.
+            "self" | "cls" if bytes.get(after) == Some(&b'.') => {
+                let mut j = after + 1;
+                blank(&mut j);
+                name = word(j);
+            }
+            // `.apply(lambda x: stat(x, ...)`: the function the lambda calls.
+            "lambda" => {
+                let Some(colon) = bytes[after..].iter().position(|b| *b == b':' || *b == b'\n').map(|n| after + n) else { continue };
+                if bytes[colon] != b':' {
+                    continue;
+                }
+                let mut j = colon + 1;
+                blank(&mut j);
+                name = word(j);
+                let mut k = name.end;
+                blank(&mut k);
+                if bytes.get(k) != Some(&b'(') {
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if !name.is_empty() {
+            names.push(name);
         }
     }
     names

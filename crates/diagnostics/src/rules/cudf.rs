@@ -213,33 +213,46 @@ fn weight_of(api: &ApiMapping, value: Value) -> Weight {
 ///   switches cudf.pandas on: elsewhere there is nothing on the GPU for the
 ///   step to interrupt, and saying it stays on the CPU is not advice.
 pub(super) fn keep_worthwhile(cx: &Context<'_, '_>, found: Vec<TableWork<'_>>, out: &mut Vec<Finding>) {
-    let module = cx.module;
-    let function_of = |w: &TableWork<'_>| super::context::function_of(module, w.node).map(|f| f.id());
-    let groups: Vec<Option<usize>> = found.iter().map(function_of).collect();
-    let mode_on = super::mode_switched_on(cx, "cudf");
-    let in_group = |g: Option<usize>| found.iter().zip(&groups).filter(move |(_, h)| **h == g).map(|(w, _)| w);
-    let mut kept_light: Vec<bool> = Vec::with_capacity(found.len());
-    for (w, g) in found.iter().zip(&groups) {
-        let keep = w.weight != Weight::Light || {
-            let heavy = in_group(*g).any(|o| o.weight == Weight::Heavy);
-            let mut statements: Vec<usize> =
-                in_group(*g).filter(|o| o.weight == Weight::Light).map(|o| super::cupy::statement_of(module, o.node).id()).collect();
-            statements.sort_unstable();
-            statements.dedup();
-            heavy || statements.len() as u32 >= super::cupy::CHAIN
-        };
-        kept_light.push(keep);
+    if found.is_empty() {
+        return;
     }
-    let on_gpu = |g: Option<usize>| {
-        found.iter().zip(&groups).zip(&kept_light).any(|((o, h), kept)| *h == g && *kept && matches!(o.weight, Weight::Heavy | Weight::Light))
-    };
-    let keep: Vec<bool> = found
-        .iter()
-        .zip(&groups)
-        .zip(&kept_light)
-        .map(|((w, g), kept)| *kept && (w.weight != Weight::Fallback || mode_on || on_gpu(*g)))
-        .collect();
-    out.extend(found.into_iter().zip(keep).filter(|(_, k)| *k).map(|(w, _)| w.finding));
+    let module = cx.module;
+    let groups: Vec<Option<usize>> = found.iter().map(|w| super::context::function_of(module, w.node).map(|f| f.id())).collect();
+    // Per function, in one pass: whether it has heavy work, and the
+    // statements of its light work.
+    #[derive(Default)]
+    struct Group {
+        heavy: bool,
+        light_statements: Vec<usize>,
+        on_gpu: bool,
+    }
+    let mut by_group: rustc_hash::FxHashMap<Option<usize>, Group> = Default::default();
+    for (w, g) in found.iter().zip(&groups) {
+        let group = by_group.entry(*g).or_default();
+        match w.weight {
+            Weight::Heavy => group.heavy = true,
+            Weight::Light => group.light_statements.push(super::cupy::statement_of(module, w.node).id()),
+            _ => {}
+        }
+    }
+    for group in by_group.values_mut() {
+        group.light_statements.sort_unstable();
+        group.light_statements.dedup();
+        let lights_kept = group.heavy || group.light_statements.len() as u32 >= super::cupy::CHAIN;
+        group.on_gpu = group.heavy || (lights_kept && !group.light_statements.is_empty());
+    }
+    let mode_on = std::cell::OnceCell::new();
+    for (w, g) in found.into_iter().zip(&groups) {
+        let group = &by_group[g];
+        let keep = match w.weight {
+            Weight::Light => group.on_gpu,
+            Weight::Fallback => group.on_gpu || *mode_on.get_or_init(|| super::mode_switched_on(cx, "cudf")),
+            Weight::Heavy | Weight::Alone => true,
+        };
+        if keep {
+            out.push(w.finding);
+        }
+    }
 }
 
 /// `pd.read_csv(...)`, `pd.merge(...)`: calls resolved through the imports.
