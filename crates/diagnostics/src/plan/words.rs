@@ -153,7 +153,7 @@ pub(crate) fn flow_calls(text: &str) -> FlowCalls {
             // Given first to a method pandas calls once per piece
             // (`.apply(stat`, `.apply(self.stat`): the rules read the
             // function as called per piece (see
-            // `rules::context::in_per_piece_callable`), so it counts as called.
+            // `rules::per_piece::in_per_piece_callable`), so it counts as called.
             if let Some(on_self) = given_per_piece(text, start) {
                 if seen.insert((token, on_self)) {
                     if on_self { calls.on_self.push(token.to_string()) } else { calls.bare.push(token.to_string()) }
@@ -218,7 +218,7 @@ fn given_per_piece(text: &str, start: usize) -> Option<bool> {
     }
     let (from, method) = word_before(skip_back(i - 1));
     let dotted = { let j = skip_back(from); j > 0 && bytes[j - 1] == b'.' };
-    (dotted && matches!(method, "apply" | "agg" | "aggregate" | "transform" | "filter")).then_some(on_self)
+    (dotted && crate::rules::per_piece::PER_PIECE_METHODS.contains(&method)).then_some(on_self)
 }
 
 /// Whether `token` is a method a rule reads on a value the code's own

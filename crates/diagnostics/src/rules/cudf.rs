@@ -302,7 +302,7 @@ pub(super) fn check_function<'t>(call: &Call<'_, 't>, out: &mut Vec<TableWork<'t
             if one_value
                 || call.is_small(value)
                 || reads_bundled_or_downloaded_table(call.cx, call.site)
-                || super::context::in_per_piece_callable(call.cx, call.site.node)
+                || super::per_piece::in_per_piece_callable(call.cx, call.site.node)
             {
                 return;
             }
@@ -418,7 +418,7 @@ pub(super) fn check_method<'t>(cx: &Context<'_, 't>, site: &CallSite<'t>, out: &
         || api.support == Support::Missing
         || is_small(cx, value)
         || reads_bundled_or_downloaded_table(cx, site)
-        || super::context::in_per_piece_callable(cx, site.node)
+        || super::per_piece::in_per_piece_callable(cx, site.node)
     {
         return;
     }
@@ -431,9 +431,9 @@ pub(super) fn check_method<'t>(cx: &Context<'_, 't>, site: &CallSite<'t>, out: &
     // A Python function per element or group, or groups handed to Python:
     // the GPU would not run that code (cudf.pandas runs it in pandas).
     let python = if method == "groupby" {
-        super::context::groups_in_python(cx, site.node)
+        super::per_piece::groups_in_python(cx, site.node)
     } else {
-        (super::context::PER_GROUP.contains(&method) || method == "map") && super::context::takes_python_callable(cx, site.node)
+        (super::per_piece::PER_GROUP.contains(&method) || method == "map") && super::context::takes_python_callable(cx, site.node)
     };
     if python {
         return;

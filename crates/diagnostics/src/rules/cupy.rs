@@ -136,7 +136,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         return None;
     }
     // Python that pandas calls once per group or row: the apply is what to advise.
-    if context::in_per_piece_callable(call.cx, call.site.node) {
+    if super::per_piece::in_per_piece_callable(call.cx, call.site.node) {
         return None;
     }
     let module = call.cx.module;

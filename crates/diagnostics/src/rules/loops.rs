@@ -273,7 +273,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         }
         // A function pandas calls once per piece (`rolling(w).apply(stat)`)
         // loops over one window or group: the apply is what to advise.
-        if super::context::in_per_piece_callable(cx, site.node) {
+        if super::per_piece::in_per_piece_callable(cx, site.node) {
             continue;
         }
         let Some(shape) = analyse(cx, site) else { continue };

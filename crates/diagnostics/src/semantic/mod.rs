@@ -191,7 +191,7 @@ pub struct Module<'t> {
     /// Names of the module-level `def`s and `class`es, gathered on first use.
     definitions: std::cell::OnceCell<rustc_hash::FxHashSet<String>>,
     /// Where names are given first to a per-piece pandas method, or called
-    /// by a lambda given so (see `rules::context::in_per_piece_callable`),
+    /// by a lambda given so (see `rules::per_piece::in_per_piece_callable`),
     /// gathered on first use.
     pub(crate) given_per_piece: std::cell::OnceCell<Vec<std::ops::Range<usize>>>,
     /// Module-level functions left out of the tree (a partial parse): their
