@@ -500,11 +500,15 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
             " It works on the same data as `{partner}`, whose work is heavy enough to move to the GPU on its own: kept \
              there with it, this needs no copy of its own (one cheap operation alone would lose to the copies)."
         )
-    } else if let Some(array) = repeated {
+    } else if let Some((array, whole)) = repeated {
+        let over = if whole {
+            format!("over all of the same array (`{array}`, against one of its rows: the passes together cover every pair of rows)")
+        } else {
+            format!("over a block of the same array (`{array}`)")
+        };
         format!(
-            " It runs on every pass of the loop around it, each time over a block of the same array (`{array}`): moved \
-             once, before the loop, that array stays on the GPU across the passes (one cheap operation alone would lose \
-             to the copies)."
+            " It runs on every pass of the loop around it, each time {over}: moved once, before the loop, that array \
+             stays on the GPU across the passes (one cheap operation alone would lose to the copies)."
         )
     } else {
         format!(
@@ -553,8 +557,10 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
 
 /// The call sits in a loop and reads a block over a whole axis
 /// (`k[:, mask]`, `x[rows, :]`) of an array the loop does not bind: the same array is worked over on every
-/// pass, so it can move to the GPU once and stay there. Its name.
-fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<&'t str> {
+/// pass, so it can move to the GPU once and stay there. Its name, and
+/// whether the pass reads all of it (`X - X[i]`: the whole array against
+/// the loop's row of it).
+fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<(&'t str, bool)> {
     let module = call.cx.module;
     let node = call.site.node;
     if call.site.loop_depth == 0 {
@@ -578,6 +584,41 @@ fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<&'t str> {
                     && n.field("left").is_some_and(|l| l.kind_name() != "subscript" && target(l))
             })
     };
+    // The whole array against one of its rows picked by the loop
+    // (`X - X[i]`): each pass works over all of `X`, and the passes
+    // together over all pairs of its rows.
+    let loop_vars: Vec<&str> = match the_loop.kind_name() {
+        "for_statement" => the_loop
+            .field("left")
+            .map(|l| module.preorder(l).filter(|i| i.kind_name() == "identifier").map(|i| module.text_of(i)).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let row_of = |n: Node<'t>, name: &str| {
+        n.kind_name() == "subscript"
+            && n.field("value").is_some_and(|v| v.kind_name() == "identifier" && module.text_of(v) == name)
+            && {
+                let mut cursor = n.walk();
+                let picks: Vec<Node<'t>> = n.children_by_field_name("subscript", &mut cursor).collect();
+                picks.first().is_some_and(|i| i.kind_name() == "identifier" && loop_vars.contains(&module.text_of(*i)))
+            }
+    };
+    let against_row = module.preorder(args).find_map(|n| {
+        if n.kind_name() != "binary_operator" || !n.field("operator").is_some_and(|o| matches!(module.text_of(o), "-" | "+" | "*" | "/")) {
+            return None;
+        }
+        let (a, b) = (n.field("left")?, n.field("right")?);
+        [(a, b), (b, a)].into_iter().find_map(|(whole, row)| {
+            (whole.kind_name() == "identifier"
+                && !bound_in_loop(module.text_of(whole))
+                && row_of(row, module.text_of(whole))
+                && matches!(module.value(whole, call.site.scope), crate::semantic::Value::Array(_)))
+            .then(|| module.text_of(whole))
+        })
+    });
+    if let Some(whole) = against_row {
+        return Some((whole, true));
+    }
     let found = module.preorder(args).find(|n| {
         n.kind_name() == "subscript"
             && n.field("value").is_some_and(|v| v.kind_name() == "identifier")
@@ -596,5 +637,5 @@ fn block_read_in_loop<'t>(call: &Call<'_, 't>) -> Option<&'t str> {
                 !bound_in_loop(name) && !matches!(module.value(v, call.site.scope), crate::semantic::Value::Scalar | crate::semantic::Value::Int(_))
             }
     })?;
-    found.field("value").map(|v| module.text_of(v))
+    found.field("value").map(|v| (module.text_of(v), false))
 }
