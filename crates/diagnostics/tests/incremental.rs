@@ -503,3 +503,28 @@ fn a_function_no_longer_applied_per_window_gets_its_finding_back() {
     replace_bytes(&mut doc, at..at + "len".len(), "doubled");
     assert!(analysed(&doc, &mut cache).is_empty(), "applied per window again");
 }
+
+#[test]
+fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
+    // The class documents what `__init__` takes; the constructor's own
+    // finding turns on that word, and only the class's text changes. (The
+    // constructor reads nothing of `self`.)
+    let text = concat!(
+        "import numpy as np\n\n",
+        "class Scaled:\n",
+        "    \"\"\"Parameters\n",
+        "    ----------\n",
+        "    x : ndarray\n",
+        "    \"\"\"\n\n",
+        "    def __init__(self, x):\n",
+        "        keep(np.fft.fft(x))\n",
+    );
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    assert!(!analysed(&doc, &mut cache).is_empty(), "documented as an array");
+    let at = text.find("x : ndarray").unwrap() + "x : ".len();
+    replace_bytes(&mut doc, at..at + "ndarray".len(), "float");
+    assert!(analysed(&doc, &mut cache).is_empty(), "documented as a number");
+    replace_bytes(&mut doc, at..at + "float".len(), "ndarray");
+    assert!(!analysed(&doc, &mut cache).is_empty(), "an array again");
+}

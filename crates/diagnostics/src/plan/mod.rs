@@ -423,7 +423,9 @@ pub(crate) struct TextScan {
     /// read from the assignments in the other methods of its class.
 works_through_self: bool,
     /// It reads attributes of `self` (`self.coef_`): what the class's
-    /// methods assign there (see `semantic::values::attribute_value`).
+    /// methods assign there (see `semantic::values::attribute_value`). Or
+    /// it is a constructor, whose parameters the class's docstring may
+    /// document.
     reads_self: bool,
     /// It holds the `@` operator (or its text an `@` that looks like one).
     matmul: bool,
@@ -692,7 +694,9 @@ impl<'t> Plan<'t> {
                             gpu_import: imports_gpu_library(unit_text),
                             own,
                             works_through_self,
-                            reads_self: unit_text.contains("self."),
+                            // (A constructor's parameters may be documented
+                            // in its class's docstring, which the class's key holds.)
+                            reads_self: unit_text.contains("self.") || unit_text.contains("def __init__("),
                             matmul: crate::prescan::has_matmul_operator(unit_text),
                             self_assignments: semantic::self_assignments(unit_text).into_iter().map(|(_, _, s)| s.to_string()).collect(),
                             calls: called_names(unit_text).into(),

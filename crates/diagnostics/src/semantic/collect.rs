@@ -194,7 +194,13 @@ impl<'t> Module<'t> {
     }
 
     pub(super) fn collect_parameters(&mut self, params: Node<'t>, scope: usize) {
-        let documented = params.parent().map(|f| documented_types(self.docstring(f).unwrap_or(""))).unwrap_or_default();
+        let function = params.parent();
+        let mut documented = function.map(|f| documented_types(self.docstring(f).unwrap_or(""))).unwrap_or_default();
+        // numpydoc documents a constructor's parameters in its class's
+        // docstring (the `__init__`'s own entries come first).
+        if let Some(class) = function.and_then(|f| constructor_class(self.text, f)) {
+            documented.extend(documented_types(self.docstring(class).unwrap_or("")));
+        }
         let mut cursor = params.walk();
         for param in params.named_children(&mut cursor) {
             let annotation = match param.kind_name() {
@@ -480,4 +486,18 @@ pub(crate) fn lazy_import(statement: &str) -> Option<(&str, &str)> {
     let quote = argument.chars().next().filter(|q| matches!(q, '"' | '\''))?;
     let module = argument.strip_prefix(quote)?.strip_suffix(quote)?;
     (!module.is_empty() && module.split('.').all(is_name)).then_some((name, module))
+}
+
+/// The class whose constructor `function` is: `__init__` defined directly
+/// in the class's body (decorated or not).
+pub(crate) fn constructor_class<'t>(text: &str, function: Node<'t>) -> Option<Node<'t>> {
+    if function.field("name").map(|n| &text[n.byte_range()]) != Some("__init__") {
+        return None;
+    }
+    let mut up = function.parent()?;
+    if up.kind_name() == "decorated_definition" {
+        up = up.parent()?;
+    }
+    let class = up.parent().filter(|_| up.kind_name() == "block")?;
+    (class.kind_name() == "class_definition").then_some(class)
 }
