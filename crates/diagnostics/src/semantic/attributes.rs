@@ -65,8 +65,13 @@ impl<'t> Module<'t> {
         if let Some(at) = self.attributes_in_progress.borrow().iter().position(|k| *k == key) {
             if at + 1 != self.attributes_in_progress.borrow().len() {
                 self.reach(super::MAX_EVAL_DEPTH + 1);
+                return Value::Unknown;
             }
-            return Value::Unknown;
+            // Its own self-update: it stands for what the other assignments give.
+            return match &*self.provisional.borrow() {
+                Some((k, v)) if *k == key => *v,
+                _ => Value::Unknown,
+            };
         }
         // Remembered with how deep its evaluation went, as [`Module::eval`] does.
         if let Some(&(known, height)) = self.attributes.borrow().get(&key) {
@@ -79,6 +84,8 @@ impl<'t> Module<'t> {
         let outer = self.reached.replace(depth);
         let mut found: Option<Value> = None;
         let mut data: Option<Value> = None;
+        // Self-updates (`self.df = self.df.dropna()`), read after the others.
+        let mut updates: Vec<(Node<'t>, usize)> = Vec::new();
         // The statements that assign it start a line with `self.name =`:
         // found in the class's text, then looked up in the tree (a walk of
         // a large class per attribute would cost more than the rules).
@@ -140,6 +147,15 @@ impl<'t> Module<'t> {
             // can't be told, leave it unknown.
             if model.is_none() && right.kind_name() != "none" {
                 let scope = self.enclosing_function(assignment).map_or(super::MODULE_SCOPE, |f| f.id());
+                let reads_itself = self.preorder(right).any(|n| {
+                    n.kind_name() == "attribute"
+                        && n.field("object").is_some_and(|o| self.text_of(o) == "self")
+                        && n.field("attribute").is_some_and(|a| self.text_of(a) == name)
+                });
+                if reads_itself {
+                    updates.push((right, scope));
+                    continue;
+                }
                 // (Read as inside a flow: not through the method's callers
                 // or callees, so that it depends on the class alone.)
                 let flow = self.in_flow.replace(true);
@@ -156,13 +172,44 @@ impl<'t> Module<'t> {
                 data = super::flow::join(data, value);
             }
         }
+        // A self-update keeps what the other assignments give when, read
+        // with the attribute standing for that, it gives the same kind again
+        // (`self.df = self.df.groupby(...).agg(...)` of a table is a
+        // table); else the attribute holds values of different kinds. (Read
+        // without remembering anything: it rests on the stand-in.)
+        if found.is_none() && !updates.is_empty() {
+            let standing = data.unwrap_or(Value::Unknown);
+            let mut kept = standing != Value::Unknown;
+            if kept {
+                let outer_provisional = self.provisional.replace(Some((key.clone(), standing)));
+                let memo = self.no_memo.replace(true);
+                let flow = self.in_flow.replace(true);
+                for &(right, scope) in &updates {
+                    let value = match self.eval(right, scope, depth + 1) {
+                        Value::Int(_) => Value::Scalar,
+                        v => v,
+                    };
+                    if std::mem::discriminant(&value) != std::mem::discriminant(&standing) {
+                        kept = false;
+                        break;
+                    }
+                    data = super::flow::join(data, value);
+                }
+                self.in_flow.set(flow);
+                self.no_memo.set(memo);
+                *self.provisional.borrow_mut() = outer_provisional;
+            }
+            if !kept {
+                data = Some(Value::Unknown);
+            }
+        }
         let value = match found {
             Some(model) => model,
             None => data.unwrap_or(Value::Unknown),
         };
         self.attributes_in_progress.borrow_mut().pop();
         let reached = self.reached.get();
-        if reached <= super::MAX_EVAL_DEPTH {
+        if reached <= super::MAX_EVAL_DEPTH && !self.no_memo.get() {
             self.attributes.borrow_mut().insert(key, (value, reached - depth));
         }
         self.reached.set(outer.max(reached));

@@ -463,7 +463,9 @@ impl<'t> Module<'t> {
             return known.clone();
         }
         let found = self.parameter_value_anew(scope, name);
-        self.parameters.borrow_mut().insert(key, found.clone());
+        if !self.no_memo.get() {
+            self.parameters.borrow_mut().insert(key, found.clone());
+        }
         found
     }
 

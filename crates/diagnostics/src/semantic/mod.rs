@@ -227,6 +227,13 @@ pub struct Module<'t> {
     attributes: std::cell::RefCell<HashMap<(usize, String), (Value, u32)>>,
     /// The attributes being worked out, innermost last.
     attributes_in_progress: std::cell::RefCell<Vec<(usize, String)>>,
+    /// While an attribute's self-updates (`self.df = self.df.dropna()`) are
+    /// read: the attribute and what its other assignments give it, which
+    /// `self.df` on the right stands for (see `Module::attribute_value`).
+    provisional: std::cell::RefCell<Option<((usize, String), Value)>>,
+    /// Set while evaluating under a provisional value: nothing worked out
+    /// is remembered (it may rest on that value).
+    no_memo: std::cell::Cell<bool>,
     /// Class node id → its `self.x = …` statements (see [`self_assignments`]):
     /// where each starts in the text, and the attribute's length after
     /// `self.`. A large class's text is read once, not once per attribute
@@ -373,6 +380,8 @@ impl<'t> Module<'t> {
             hidden_definitions: rustc_hash::FxHashSet::default(),
             attributes: std::cell::RefCell::new(HashMap::default()),
             attributes_in_progress: std::cell::RefCell::new(Vec::new()),
+            provisional: std::cell::RefCell::new(None),
+            no_memo: std::cell::Cell::new(false),
             class_assignments: std::cell::RefCell::new(HashMap::default()),
             class_methods: std::cell::RefCell::new(HashMap::default()),
             evaluated: std::cell::RefCell::new(HashMap::default()),

@@ -127,7 +127,8 @@ impl<'t> Module<'t> {
         let outer = self.reached.replace(depth);
         let value = self.eval_anew(expr, scope, depth);
         let reached = self.reached.get();
-        if reached <= MAX_EVAL_DEPTH {
+        if self.no_memo.get() {
+        } else if reached <= MAX_EVAL_DEPTH {
             self.evaluated.borrow_mut().insert(key, (value, reached - depth));
         } else {
             self.evaluated_cut.borrow_mut().insert((expr.id(), scope, depth, key.2), value);
