@@ -528,3 +528,19 @@ fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
     replace_bytes(&mut doc, at..at + "float".len(), "ndarray");
     assert!(!analysed(&doc, &mut cache).is_empty(), "an array again");
 }
+
+#[test]
+fn a_name_given_per_piece_counts_only_in_the_form_the_cache_follows() {
+    // Found by `incremental_equals_fresh`: with the class header broken,
+    // `spectrum_peak` is no method, so `.agg(self.spectrum_peak)` does not
+    // reach it (nor link it to `build` in the cache); then `self` edited
+    // to `sxelf` gave it its finding back afresh but not incrementally.
+    let base = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/per_piece_functions.py")).unwrap();
+    let mut doc = Document::new(&base);
+    let mut cache = Cache::default();
+    analysed(&doc, &mut cache);
+    replace_at(&mut doc, 0.5160884960930137, 6, "import cupy as cp\n");
+    analysed(&doc, &mut cache);
+    replace_at(&mut doc, 0.79765984106878, 0, "x");
+    assert!(!analysed(&doc, &mut cache).is_empty());
+}

@@ -42,8 +42,18 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
                 // first to a per-piece method (`rolling(w).apply(stat)`,
                 // `.apply(self.stat)`), or called by a lambda given so
                 // (`.apply(lambda x: stat(x, **kw))`). (The server's cache
-                // follows these uses: see `plan::words::flow_calls`.)
-                return module.given_per_piece.get_or_init(|| given_per_piece_anywhere(module)).iter().any(|r| &module.text[r.clone()] == name);
+                // follows these uses: see `plan::words::flow_calls`.) A
+                // method is reached on `self` from inside its class, a
+                // function by its bare name, as the cache's neighbours have it.
+                let class = module.method_class(ancestor).map(|(c, _)| c.byte_range());
+                let uses = module.given_per_piece.get_or_init(|| given_per_piece_anywhere(module));
+                return uses.iter().any(|(r, on_self)| {
+                    &module.text[r.clone()] == name
+                        && match &class {
+                            Some(class) => *on_self && class.contains(&r.start),
+                            None => !*on_self,
+                        }
+                });
             }
             "class_definition" => return false,
             _ => {}
@@ -57,8 +67,9 @@ pub(crate) fn in_per_piece_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>) ->
 /// called by a lambda given so (`.apply(lambda x: stat(x))`). Read from the
 /// bytes alone, in one pass (asked at every edit of a notebook, whose text
 /// mentions `.transform(` hundreds of times): a name in a comment or a
-/// string so placed counts too.
-fn given_per_piece_anywhere(module: &Module<'_>) -> Vec<std::ops::Range<usize>> {
+/// string so placed counts too. With each, whether it is given on `self`
+/// or `cls`.
+fn given_per_piece_anywhere(module: &Module<'_>) -> Vec<(std::ops::Range<usize>, bool)> {
     static METHODS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
         aho_corasick::AhoCorasick::new(PER_PIECE_METHODS.iter().map(|m| format!(".{m}("))).expect("fixed patterns")
     });
@@ -83,12 +94,14 @@ fn given_per_piece_anywhere(module: &Module<'_>) -> Vec<std::ops::Range<usize>> 
         }
         let mut after = name.end;
         blank(&mut after);
+        let mut on_self = false;
         match &text[name.clone()] {
             // `.apply(self.stat`: the attribute.
             "self" | "cls" if bytes.get(after) == Some(&b'.') => {
                 let mut j = after + 1;
                 blank(&mut j);
                 name = word(j);
+                on_self = true;
             }
             // `.apply(lambda x: stat(x, ...)`: the function the lambda calls.
             "lambda" => {
@@ -108,7 +121,7 @@ fn given_per_piece_anywhere(module: &Module<'_>) -> Vec<std::ops::Range<usize>> 
             _ => {}
         }
         if !name.is_empty() {
-            names.push(name);
+            names.push((name, on_self));
         }
     }
     names

@@ -193,7 +193,7 @@ pub struct Module<'t> {
     /// Where names are given first to a per-piece pandas method, or called
     /// by a lambda given so (see `rules::per_piece::in_per_piece_callable`),
     /// gathered on first use.
-    pub(crate) given_per_piece: std::cell::OnceCell<Vec<std::ops::Range<usize>>>,
+    pub(crate) given_per_piece: std::cell::OnceCell<Vec<(std::ops::Range<usize>, bool)>>,
     /// Module-level functions left out of the tree (a partial parse): their
     /// names are still taken.
     pub(crate) hidden_definitions: rustc_hash::FxHashSet<String>,
