@@ -1,5 +1,6 @@
 //! CUGRAPH001: NetworkX algorithms the nx-cugraph backend runs on the GPU.
 
+use gpulens_syntax::NodeExt;
 use gpulens_knowledge::{ApiKind, Support};
 
 use super::{install, join, loop_phrase, short_callee, size_on, size_phrase, Call};
@@ -56,6 +57,9 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
         return;
     }
     let module = call.cx.module;
+    if neighbourhood_per_pass(call) {
+        return;
+    }
     let graph = module
         .first_positional(call.site.node)
         .map_or(Value::Unknown, |g| module.value(g, call.site.scope));
@@ -135,4 +139,31 @@ pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
             format!("Install: {}.", install(call.cx, lib)),
         ]),
     ));
+}
+
+/// The graph is one node's neighbourhood, made on each pass of the loop
+/// around the call (`ego = nx.ego_graph(G, node)`, radius 1 or 2): many
+/// small graphs, each of which would cost a copy to the GPU and back for a
+/// few hundred edges of work.
+fn neighbourhood_per_pass(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    if call.site.loop_depth == 0 {
+        return false;
+    }
+    let Some(graph) = module.first_positional(call.site.node) else { return false };
+    let made = if graph.kind_name() == "call" { Some(graph) } else { module.assigned_from(graph, call.site.scope) };
+    let Some(made) = made.filter(|m| m.kind_name() == "call") else { return false };
+    if made.field("function").and_then(|f| module.qualified_name(f)).as_deref() != Some("networkx.ego_graph") {
+        return false;
+    }
+    // Made in the loop (not one neighbourhood made before it).
+    let in_loop = module.ancestors(made).take_while(|a| !matches!(a.kind_name(), "function_definition" | "module")).any(|a| {
+        matches!(a.kind_name(), "for_statement" | "while_statement") && call.site.node.byte_range().start >= a.start_byte() && call.site.node.end_byte() <= a.end_byte()
+    });
+    // `radius` is 1 unless given; a literal of 1 or 2 stays a neighbourhood.
+    let near = match module.argument(made, "radius", 2) {
+        None => true,
+        Some(r) => matches!(module.text_of(r), "1" | "2"),
+    };
+    in_loop && near
 }
