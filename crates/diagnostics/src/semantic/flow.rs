@@ -390,6 +390,17 @@ impl<'t> Module<'t> {
         let Some(function) = self.function_of_scope(scope) else { return (Value::Unknown, None) };
         let Some(body) = function.field("body") else { return (Value::Unknown, None) };
         let knowledge = self.knowledge;
+        // A GeoPandas attribute (`gdf.geometry`, `.to_crs(...)`) on it, anywhere
+        // in the function: a GeoDataFrame, which has pandas' methods too but is
+        // no table for cuDF. That outweighs any pandas method it is used with.
+        let geo = self.preorder(body).any(|n| {
+            n.kind_name() == "attribute"
+                && n.field("object").is_some_and(|o| o.kind_name() == "identifier" && self.text_of(o) == name)
+                && n.field("attribute").is_some_and(|a| knowledge.only_on(self.text_of(a)) == Some("geopandas"))
+        });
+        if geo {
+            return (Value::Unknown, None);
+        }
         let mut walk = self.preorder(body);
         while let Some(n) = walk.next() {
             match n.kind_name() {
