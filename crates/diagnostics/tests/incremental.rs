@@ -544,3 +544,21 @@ fn a_name_given_per_piece_counts_only_in_the_form_the_cache_follows() {
     replace_at(&mut doc, 0.79765984106878, 0, "x");
     assert!(!analysed(&doc, &mut cache).is_empty());
 }
+
+#[test]
+fn an_import_that_a_parameter_hides_changes_nothing_in_the_function() {
+    // Found by `edits_undone_equal_fresh`: `)` typed into `import importlib`
+    // made it `import importli)b`, an import of `b`, which `solve(a, b)`
+    // took for a module-level function given to `linalg.solve`; the cache
+    // (rightly) does not key `solve` on an import it can't see, so undoing
+    // the edit brought back a result without the finding.
+    let base = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lazy_imports.py")).unwrap();
+    let mut doc = Document::new(&base);
+    let mut cache = Cache::default();
+    let before = analysed(&doc, &mut cache).len();
+    let at = base.find("import importlib").unwrap() + "import importli".len();
+    replace_bytes(&mut doc, at..at, ")");
+    assert_eq!(analysed(&doc, &mut cache).len(), before);
+    replace_bytes(&mut doc, at..at + 1, "");
+    assert_eq!(analysed(&doc, &mut cache).len(), before);
+}

@@ -424,11 +424,15 @@ pub(crate) fn python_callable<'t>(cx: &Context<'_, 't>, node: Node<'t>, expr: No
                     target.contains('.') && target.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()))
                 })
             };
+            // A parameter or variable of the function around hides the
+            // module's import or definition of that name.
+            let local = || function_of(cx.module, node).is_some_and(|f| module.binds_locally(f.id(), name));
             nested()
-                || imported()
-                || (module.defined_at_module_level(name)
-                    && !module.assigned_at_module_level(name)
-                    && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))
+                || (!local()
+                    && (imported()
+                        || (module.defined_at_module_level(name)
+                            && !module.assigned_at_module_level(name)
+                            && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))))
         }
         _ => false,
     }

@@ -660,6 +660,18 @@ impl<'t> Module<'t> {
     }
 
     /// What `name` is imported as at `offset`: the innermost scope's import wins.
+    /// Whether the function `scope` binds `name` itself (a parameter, an
+    /// assignment, a loop variable): there it hides what the module binds.
+    pub(crate) fn binds_locally(&self, scope: usize, name: &str) -> bool {
+        scope != MODULE_SCOPE && self.bindings.contains_key(&(scope, name))
+    }
+
+    /// What `name` is imported as at module level, if it is.
+    pub(crate) fn import_at_module_level(&self, name: &str) -> Option<&str> {
+        let whole = 0..self.text.len();
+        self.imports.get(name)?.iter().find(|(scope, _)| *scope == whole).map(|(_, target)| target.as_str())
+    }
+
     pub(crate) fn import_at(&self, name: &str, offset: usize) -> Option<&str> {
         self.imports
             .get(name)?

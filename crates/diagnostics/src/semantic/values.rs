@@ -163,7 +163,12 @@ impl<'t> Module<'t> {
             "identifier" => {
                 let name = self.text_of(expr);
                 if let Some(target) = self.import_at(name, expr.start_byte()) {
-                    return if NUMBER_CONSTANTS.contains(&target) { Value::Scalar } else { Value::Unknown };
+                    // A function's own parameter or variable of that name
+                    // hides a module-level import (`import b`; `def solve(a, b)`).
+                    let shadowed = self.binds_locally(scope, name) && self.import_at_module_level(name) == Some(target);
+                    if !shadowed {
+                        return if NUMBER_CONSTANTS.contains(&target) { Value::Scalar } else { Value::Unknown };
+                    }
                 }
                 // A comprehension's own variable (which nothing outside it sees).
                 let binding = self.comprehension_variable(expr, name).or_else(|| self.lookup(scope, name, expr.start_byte()));
