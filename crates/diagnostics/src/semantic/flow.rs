@@ -392,15 +392,16 @@ impl<'t> Module<'t> {
         let knowledge = self.knowledge;
         // A GeoPandas attribute (`gdf.geometry`, `.to_crs(...)`) on it, anywhere
         // in the function: a GeoDataFrame, which has pandas' methods too but is
-        // no table for cuDF. That outweighs any pandas method it is used with.
-        let geo = self.preorder(body).any(|n| {
-            n.kind_name() == "attribute"
-                && n.field("object").is_some_and(|o| o.kind_name() == "identifier" && self.text_of(o) == name)
-                && n.field("attribute").is_some_and(|a| knowledge.only_on(self.text_of(a)) == Some("geopandas"))
-        });
-        if geo {
-            return (Value::Unknown, None);
-        }
+        // no table for cuDF. That outweighs any use found below, so it is
+        // looked for only once one is (most parameters have none).
+        let geo = || {
+            self.preorder(body).any(|n| {
+                n.kind_name() == "attribute"
+                    && n.field("object").is_some_and(|o| o.kind_name() == "identifier" && self.text_of(o) == name)
+                    && n.field("attribute").is_some_and(|a| knowledge.only_on(self.text_of(a)) == Some("geopandas"))
+            })
+        };
+        let found = |value: Value, evidence: Evidence| if geo() { (Value::Unknown, None) } else { (value, Some(evidence)) };
         let mut walk = self.preorder(body);
         while let Some(n) = walk.next() {
             match n.kind_name() {
@@ -439,7 +440,7 @@ impl<'t> Module<'t> {
                             "networkx" => Value::Graph(None),
                             _ => continue,
                         };
-                        return (value, Some(Evidence::UsedAs(format!(".{attribute}"))));
+                        return found(value, Evidence::UsedAs(format!(".{attribute}")));
                     }
                 }
                 "call" => {
@@ -454,7 +455,7 @@ impl<'t> Module<'t> {
                     }
                     let value = self.annotation_value(*class);
                     if matches!(value, Value::Frame(_) | Value::Graph(_) | Value::Array(_)) {
-                        return (value, Some(Evidence::UsedAs(format!("isinstance(..., {})", self.text_of(*class)))));
+                        return found(value, Evidence::UsedAs(format!("isinstance(..., {})", self.text_of(*class))));
                     }
                 }
                 _ => {}
