@@ -43,6 +43,20 @@ fn replace_bytes(doc: &mut Document, range: std::ops::Range<usize>, piece: &str)
     doc.apply_changes(&[Change::replace(range, piece)], enc);
 }
 
+/// The findings of `text`, then of `text` with `word` (the first one right
+/// after `before`) replaced by `other`, then of `text` again: each analysed
+/// incrementally with one cache, and checked against a whole analysis.
+fn swapped_and_back(text: &str, before: &str, word: &str, other: &str) -> [Vec<gpulens_diagnostics::Finding>; 3] {
+    let at = text.find(&format!("{before}{word}")).expect("the word is in the text") + before.len();
+    let mut doc = Document::new(text);
+    let mut cache = Cache::default();
+    let first = analysed(&doc, &mut cache);
+    replace_bytes(&mut doc, at..at + word.len(), other);
+    let edited = analysed(&doc, &mut cache);
+    replace_bytes(&mut doc, at..at + other.len(), word);
+    [first, edited, analysed(&doc, &mut cache)]
+}
+
 /// The incremental analysis of the document's text, checked against a whole one.
 fn analysed(doc: &Document, cache: &mut Cache) -> Vec<gpulens_diagnostics::Finding> {
     let (settings, gpu) = (Settings::default(), GpuProfile::none());
@@ -450,14 +464,10 @@ fn a_sibling_that_stops_drawing_brings_back_the_advice() {
         "    def draw(self, ax, x, y):\n",
         "        ax.plot(x, y)\n",
     );
-    let mut doc = Document::new(text);
-    let mut cache = Cache::default();
-    assert!(analysed(&doc, &mut cache).is_empty(), "the class draws");
-    let at = text.find("ax.plot").unwrap() + "ax.".len();
-    replace_bytes(&mut doc, at..at + "plot".len(), "record");
-    assert!(!analysed(&doc, &mut cache).is_empty(), "the class no longer draws");
-    replace_bytes(&mut doc, at..at + "record".len(), "plot");
-    assert!(analysed(&doc, &mut cache).is_empty(), "the class draws again");
+    let [before, edited, again] = swapped_and_back(text, "ax.", "plot", "record");
+    assert!(before.is_empty(), "the class draws");
+    assert!(!edited.is_empty(), "the class no longer draws");
+    assert!(again.is_empty(), "the class draws again");
 }
 
 /// Found by the property test: an edit that turns a function's return into
@@ -494,14 +504,10 @@ fn a_function_no_longer_applied_per_window_gets_its_finding_back() {
         "def smooth(prices):\n",
         "    return prices.rolling(50).apply(doubled, raw=True)\n",
     );
-    let mut doc = Document::new(text);
-    let mut cache = Cache::default();
-    assert!(analysed(&doc, &mut cache).is_empty(), "applied per window");
-    let at = text.find("apply(doubled").unwrap() + "apply(".len();
-    replace_bytes(&mut doc, at..at + "doubled".len(), "len");
-    assert!(!analysed(&doc, &mut cache).is_empty(), "no longer applied per window");
-    replace_bytes(&mut doc, at..at + "len".len(), "doubled");
-    assert!(analysed(&doc, &mut cache).is_empty(), "applied per window again");
+    let [before, edited, again] = swapped_and_back(text, "apply(", "doubled", "len");
+    assert!(before.is_empty(), "applied per window");
+    assert!(!edited.is_empty(), "no longer applied per window");
+    assert!(again.is_empty(), "applied per window again");
 }
 
 #[test]
@@ -519,14 +525,10 @@ fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
         "    def __init__(self, x):\n",
         "        keep(np.fft.fft(x))\n",
     );
-    let mut doc = Document::new(text);
-    let mut cache = Cache::default();
-    assert!(!analysed(&doc, &mut cache).is_empty(), "documented as an array");
-    let at = text.find("x : ndarray").unwrap() + "x : ".len();
-    replace_bytes(&mut doc, at..at + "ndarray".len(), "float");
-    assert!(analysed(&doc, &mut cache).is_empty(), "documented as a number");
-    replace_bytes(&mut doc, at..at + "float".len(), "ndarray");
-    assert!(!analysed(&doc, &mut cache).is_empty(), "an array again");
+    let [before, edited, again] = swapped_and_back(text, "x : ", "ndarray", "float");
+    assert!(!before.is_empty(), "documented as an array");
+    assert!(edited.is_empty(), "documented as a number");
+    assert!(!again.is_empty(), "an array again");
 }
 
 #[test]
