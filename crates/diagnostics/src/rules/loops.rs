@@ -697,6 +697,11 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             "assignment" | "augmented_assignment" => {
                 if let Some(left) = node.field("left") {
                     match left.kind_name() {
+                        // A mapping (`lengths = {}`, `defaultdict(int)`):
+                        // keys are Python objects no kernel writes.
+                        "subscript" if left.field("value").is_some_and(|v| python_mapping(module, v, site.scope)) => {
+                            block(&mut shape, "writes a Python dict")
+                        }
                         "subscript" => {
                             if let Some(access) = element(module, left) {
                                 if vector_write(cx, left, site.scope) {
@@ -853,6 +858,24 @@ fn vector_write(cx: &Context<'_, '_>, target: Node<'_>, scope: usize) -> bool {
     literal_dims(module.defining_text(array, scope)).is_some_and(|dims| indices.len() < dims)
 }
 
+/// Whether `name` holds a Python mapping where it is used: its value is a
+/// dict display or comprehension, or a call of `dict`, `defaultdict`,
+/// `OrderedDict` or `Counter`.
+fn python_mapping(module: &crate::Module<'_>, name: Node<'_>, scope: usize) -> bool {
+    if name.kind_name() != "identifier" {
+        return false;
+    }
+    let Some(value) = module.assigned_from(name, scope) else { return false };
+    match value.kind_name() {
+        "dictionary" | "dictionary_comprehension" => true,
+        "call" => value.field("function").is_some_and(|f| {
+            let callee = module.text_of(f);
+            matches!(callee.rsplit('.').next(), Some("dict" | "defaultdict" | "OrderedDict" | "Counter"))
+        }),
+        _ => false,
+    }
+}
+
 /// Dimensions of `np.zeros((a, b))`, `np.empty((a, b, c), dtype)`, … as written.
 fn literal_dims(text: &str) -> Option<usize> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -875,9 +898,12 @@ fn literal_dims(text: &str) -> Option<usize> {
 }
 
 /// Every statement of the loop's body (and of the `for` loops nested in it)
-/// writes one array element with a constant (`out[i, j] = np.inf`) or with
-/// another array's element at the same index (`out[i, j] = cost[i, j]`).
+/// writes one array element with a constant (`out[i, j] = np.inf`), with
+/// another array's element at the same index (`out[i, j] = cost[i, j]`), or
+/// with the item the loop enumerates (`out[i] = item` in `for i, item in
+/// enumerate(items)`: what `np.array(items)` or `np.stack` does).
 fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
+    let item = enumerate_element(module, node);
     let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let constant = |n: Node<'_>| match n.kind_name() {
         "integer" | "float" | "true" | "false" | "none" => true,
@@ -910,7 +936,8 @@ fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
                     let same_place = right.kind_name() == "subscript"
                         && index_of(right) == index_of(left)
                         && right.field("value").zip(left.field("value")).is_some_and(|(a, b)| compact(a) != compact(b));
-                    if !(constant(right) || same_place) {
+                    let the_item = right.kind_name() == "identifier" && Some(module.text_of(right)) == item;
+                    if !(constant(right) || same_place || the_item) {
                         return false;
                     }
                     writes += 1;
