@@ -10,7 +10,7 @@
 use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
-use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_loop, zip_of_arrays};
+use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_header, range_loop, zip_of_arrays};
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
 use crate::Code;
 use crate::semantic::{LoopSite, Value};
@@ -297,6 +297,11 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         let outer = shape.vars[0];
+        // A loop over an array's axes runs a handful of passes (NumPy
+        // allows at most 64 dimensions): no work for a kernel.
+        if over_axes(module, site.node, outer) {
+            continue;
+        }
         let element = enumerate_element(module, site.node);
         // A loop that never uses its index (nor its element) repeats a step:
         // iterations of a solver or a filter, not work over array indices.
@@ -856,6 +861,33 @@ fn vector_write(cx: &Context<'_, '_>, target: Node<'_>, scope: usize) -> bool {
     }
     let Some(array) = target.field("value").filter(|v| v.kind_name() == "identifier") else { return false };
     literal_dims(module.defining_text(array, scope)).is_some_and(|dims| indices.len() < dims)
+}
+
+/// Whether the loop at `node` with index `var` runs over an array's axes:
+/// its `range` stops at `x.ndim` or `len(x.shape)`, or its body uses the
+/// index as an axis (`x.shape[var]`, `x.strides[var]`, `axis=var`).
+fn over_axes(module: &crate::Module<'_>, node: Node<'_>, var: &str) -> bool {
+    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
+    let stop = range_header(module, node).and_then(|(_, args)| match args.as_slice() {
+        [stop] | [_, stop] | [_, stop, _] => Some(compact(*stop)),
+        _ => None,
+    });
+    if stop.is_some_and(|s| s.ends_with(".ndim") || (s.starts_with("len(") && s.ends_with(".shape)"))) {
+        return true;
+    }
+    let Some(body) = node.field("body") else { return false };
+    module.preorder(body).any(|n| match n.kind_name() {
+        "subscript" => {
+            n.field("value").is_some_and(|v| {
+                v.kind_name() == "attribute" && v.field("attribute").is_some_and(|a| matches!(module.text_of(a), "shape" | "strides"))
+            }) && n.field("subscript").is_some_and(|i| i.kind_name() == "identifier" && module.text_of(i) == var)
+        }
+        "keyword_argument" => {
+            n.field("name").is_some_and(|k| module.text_of(k) == "axis")
+                && n.field("value").is_some_and(|v| v.kind_name() == "identifier" && module.text_of(v) == var)
+        }
+        _ => false,
+    })
 }
 
 /// Whether `name` holds a Python mapping where it is used: its value is a
