@@ -160,7 +160,45 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
     if value.elements().is_none() && (looks_small(call) || written_into_small(call)) {
         return None;
     }
+    if made_by_python(call) {
+        return None;
+    }
     (!call.is_small(value)).then_some(value)
+}
+
+/// An element-wise call or a reduction whose data Python builds one
+/// element at a time (`np.cbrt([w(j, k) for k in nbrs]).sum()`, or a name
+/// assigned such a list): the building costs far more per element than the
+/// call, so the GPU would speed up the cheap part only.
+fn made_by_python(call: &Call<'_, '_>) -> bool {
+    if !(call.api.elementwise || call.api.reduction) {
+        return false;
+    }
+    let module = call.cx.module;
+    let scope = call.site.scope;
+    fn built(module: &Module<'_>, n: Node<'_>, scope: usize, depth: u32) -> bool {
+        if depth > 3 {
+            return false;
+        }
+        match n.kind_name() {
+            "list_comprehension" | "generator_expression" | "set_comprehension" => true,
+            "parenthesized_expression" => n.named_child(0).is_some_and(|i| built(module, i, scope, depth + 1)),
+            "identifier" => module.assigned_from(n, scope).is_some_and(|v| built(module, v, scope, depth + 1)),
+            // Through a conversion or another element-wise call
+            // (`np.array([...])`, `np.cbrt([...])`): the same elements.
+            "call" => {
+                let keeps = n.field("function").and_then(|f| module.qualified_name(f)).is_some_and(|name| {
+                    matches!(name.as_str(), "numpy.array" | "numpy.asarray" | "numpy.fromiter")
+                        || crate::Knowledge::get().api(&name).is_some_and(|api| api.elementwise)
+                });
+                keeps && module.positional(n).first().is_some_and(|a| built(module, *a, scope, depth + 1))
+            }
+            _ => false,
+        }
+    }
+    let node = call.site.node;
+    let data = module.mirror_receiver(node).or_else(|| module.positional(node).first().copied());
+    data.is_some_and(|d| built(module, d, scope, 0))
 }
 
 /// A product that is light work whatever the size: an array with itself
