@@ -713,7 +713,24 @@ mod tests {
             let mut next = line_end + 1;
             if let Some(rest) = line[indent..].strip_prefix("self.") {
                 let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-                let after = rest[name_len..].trim_start_matches([' ', '\t']);
+                let mut after = rest[name_len..].trim_start_matches([' ', '\t']);
+                // An item of it (`self.x[k] = ...`): read past its brackets.
+                if let Some(inside) = after.strip_prefix('[') {
+                    let mut open = 1;
+                    let mut close = None;
+                    for (i, c) in inside.char_indices() {
+                        open += match c {
+                            '[' => 1,
+                            ']' => -1,
+                            _ => 0,
+                        };
+                        if open == 0 {
+                            close = Some(i);
+                            break;
+                        }
+                    }
+                    after = close.map_or("", |i| inside[i + 1..].trim_start_matches([' ', '\t']));
+                }
                 if name_len > 0 && after.starts_with('=') && !after.starts_with("==") {
                     let depth = |s: &str| s.matches(['(', '[', '{']).count() as i64 - s.matches([')', ']', '}']).count() as i64;
                     let mut open = depth(line);
