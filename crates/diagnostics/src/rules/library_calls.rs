@@ -458,6 +458,9 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
             let small_shape = call.name == "numpy.ndarray" && shape_elements(module, module.argument(node, "shape", 0), scope).is_some_and(|n| n < call.cx.settings.min_elements);
             read && !small_shape && !small_count(module.argument(buffer, "size", 0)) && !small_count(module.argument(node, "count", 2))
         }
+        // An .npz archive (zip members, maybe compressed): no byte range
+        // of the file is an array KvikIO could read into GPU memory.
+        "numpy.load" => !loads_an_archive(module, node, scope),
         // A map reads lazily: only what is indexed, or the `shape` it is given.
         "numpy.memmap" => {
             let small_shape = shape_elements(module, module.argument(node, "shape", 4), scope).is_some_and(|n| n < call.cx.settings.min_elements);
@@ -465,6 +468,38 @@ fn bulk_binary_read(call: &Call<'_, '_>) -> bool {
         }
         _ => true,
     }
+}
+
+/// `np.load` of an `.npz` archive: the path is written ending in `.npz`
+/// (directly or through a name), the call opens a `with` block (only the
+/// archive's `NpzFile` is a context manager, an array is not), or what it
+/// returns is asked for its `.files` in the same function.
+fn loads_an_archive(module: &crate::Module<'_>, node: Node<'_>, scope: usize) -> bool {
+    let npz_path = module.argument(node, "file", 0).is_some_and(|path| {
+        let path = module.assigned_from(path, scope).unwrap_or(path);
+        path.kind_name() == "string" && module.text_of(path).trim_end_matches(['"', '\'']).ends_with(".npz")
+    });
+    if npz_path {
+        return true;
+    }
+    let Some(parent) = module.parent(node) else { return false };
+    // `with np.load(path) as data:`, with or without `as`.
+    if matches!(parent.kind_name(), "with_item" | "as_pattern") {
+        return true;
+    }
+    // `data = np.load(path)` and later `data.files`.
+    if parent.kind_name() != "assignment" || parent.field("right") != Some(node) {
+        return false;
+    }
+    let Some(name) = parent.field("left").filter(|l| l.kind_name() == "identifier") else { return false };
+    let name = module.text_of(name);
+    // (In its function: at module level the pre-scan may leave statements out.)
+    let Some(function) = module.enclosing_function(node) else { return false };
+    module.preorder(function).any(|n| {
+        n.kind_name() == "attribute"
+            && n.field("attribute").is_some_and(|a| module.text_of(a) == "files")
+            && n.field("object").is_some_and(|o| o.kind_name() == "identifier" && module.text_of(o) == name)
+    })
 }
 
 /// The read's element type is characters (`'>c'`, `'S12'`, `'|S32'`,
