@@ -285,6 +285,11 @@ impl<'t> Module<'t> {
                         return Value::Scalar;
                     }
                 }
+                // A table's column labels or column types (`df.columns`,
+                // `df.dtypes`): one entry per column, not the table's data.
+                if expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "columns" | "dtypes")) {
+                    return Value::Unknown;
+                }
                 match self.eval(object, scope, depth) {
                     v @ (Value::Array(_) | Value::Frame(_) | Value::Device(_) | Value::GpuFrame) => v,
                     _ => Value::Unknown,
