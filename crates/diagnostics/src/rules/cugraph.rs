@@ -13,7 +13,9 @@ use crate::Severity;
 declare_rule! {
     /// ## What it finds
     /// A NetworkX algorithm (PageRank, betweenness centrality, Louvain, shortest paths, connected
-    /// components, …) that nx-cugraph implements, on a graph that is not evidently small.
+    /// components, …) that nx-cugraph implements, on a graph that is not evidently small. A test of
+    /// the input in a condition or an `assert` (`if not nx.is_connected(G): raise …`) is left to the
+    /// algorithm it guards.
     ///
     /// ## Why
     /// nx-cugraph is a NetworkX backend: with it installed and enabled, the same NetworkX calls run on
@@ -49,6 +51,12 @@ declare_rule! {
 pub(super) fn check(call: &Call<'_, '_>, out: &mut Vec<Finding>) {
     let api = call.api;
     if api.kind != ApiKind::Algorithm || api.support == Support::Missing {
+        return;
+    }
+    // A test of the input (`if not nx.is_connected(G): raise ...`, an
+    // `assert`): the work is the algorithm the check guards, as for the
+    // other libraries' calls.
+    if call.site.in_check {
         return;
     }
     // A Python function as weight (or heuristic): nx-cugraph dispatches
