@@ -532,6 +532,29 @@ fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
 }
 
 #[test]
+fn a_class_with_a_syntax_error_still_keys_its_constructor_on_the_docstring() {
+    // A broken method elsewhere in the class (`def p` / `er_store`) leaves
+    // `__init__` where it was, reading the class docstring: editing the
+    // documented name must still reach the constructor's finding.
+    let text = concat!(
+        "import numpy as np\n\n",
+        "class Scaled:\n",
+        "    \"\"\"Parameters\n",
+        "    ----------\n",
+        "    x : ndarray\n",
+        "    \"\"\"\n\n",
+        "    def __init__(self, x):\n",
+        "        keep(np.fft.fft(x))\n\n",
+        "    def p\ner_store(self):\n",
+        "        return 1\n",
+    );
+    let [before, edited, again] = swapped_and_back(text, "x : ", "ndarray", "float");
+    assert!(!before.is_empty(), "documented as an array");
+    assert!(edited.is_empty(), "documented as a number");
+    assert!(!again.is_empty(), "an array again");
+}
+
+#[test]
 fn a_name_given_per_piece_counts_only_in_the_form_the_cache_follows() {
     // Found by `incremental_equals_fresh`: with the class header broken,
     // `spectrum_peak` is no method, so `.agg(self.spectrum_peak)` does not

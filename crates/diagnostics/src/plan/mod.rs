@@ -765,7 +765,9 @@ impl<'t> Plan<'t> {
             }
             for (class, (has_error, lines)) in assignments {
                 let mut h = FxHasher::default();
-                if has_error { true.hash(&mut h) } else { (false, lines).hash(&mut h) }
+                // (With errors, the docstring still documents the
+                // constructor's parameters: see `semantic::collect::constructor_class`.)
+                if has_error { (true, lines[0]).hash(&mut h) } else { (false, lines).hash(&mut h) }
                 classes.insert(Some(class), h.finish());
             }
         }
