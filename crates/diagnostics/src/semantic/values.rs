@@ -290,7 +290,11 @@ impl<'t> Module<'t> {
                 if expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "columns" | "dtypes")) {
                     return Value::Unknown;
                 }
+                let is_values = expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "values" | "_values"));
                 match self.eval(object, scope, depth) {
+                    // A table's values (`df.values`): a NumPy array of its
+                    // cells (the rows times an unknown number of columns).
+                    Value::Frame(_) if is_values => Value::Array(None),
                     v @ (Value::Array(_) | Value::Frame(_) | Value::Device(_) | Value::GpuFrame) => v,
                     _ => Value::Unknown,
                 }
