@@ -30,7 +30,9 @@ declare_rule! {
     /// A call to a NumPy or SciPy function — element-wise math, reductions, sorting, FFT, linear
     /// algebra, random generation, signal or image filtering — that CuPy implements with the same name,
     /// on data that is not evidently small. Calls on arrays known to hold fewer elements than
-    /// `min-elements` (10,000 by default) are left alone.
+    /// `min-elements` (10,000 by default) are left alone, and so are element-wise calls and reductions
+    /// on data that Python builds one element at a time (a list comprehension): building it costs more
+    /// than the call.
     ///
     /// ## Why
     /// CuPy runs these functions on the GPU through NVIDIA's tuned libraries (cuBLAS, cuFFT, cuSOLVER,
