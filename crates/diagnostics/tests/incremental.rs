@@ -510,12 +510,11 @@ fn a_function_no_longer_applied_per_window_gets_its_finding_back() {
     assert!(again.is_empty(), "applied per window again");
 }
 
-#[test]
-fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
-    // The class documents what `__init__` takes; the constructor's own
-    // finding turns on that word, and only the class's text changes. (The
-    // constructor reads nothing of `self`.)
-    let text = concat!(
+/// A class documenting what `__init__` takes (`x : ndarray`), whose
+/// constructor's finding turns on that word; `rest` follows the constructor.
+/// (The constructor reads nothing of `self`.)
+fn documented_constructor(rest: &str) -> String {
+    let head = concat!(
         "import numpy as np\n\n",
         "class Scaled:\n",
         "    \"\"\"Parameters\n",
@@ -525,6 +524,12 @@ fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
         "    def __init__(self, x):\n",
         "        keep(np.fft.fft(x))\n",
     );
+    format!("{head}{rest}")
+}
+
+/// Editing the documented type turns the constructor's finding off and,
+/// undone, on again.
+fn assert_follows_the_docstring(text: &str) {
     let [before, edited, again] = swapped_and_back(text, "x : ", "ndarray", "float");
     assert!(!before.is_empty(), "documented as an array");
     assert!(edited.is_empty(), "documented as a number");
@@ -532,26 +537,16 @@ fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
 }
 
 #[test]
+fn editing_a_class_docstring_re_reads_its_constructors_parameters() {
+    // Only the class's text changes.
+    assert_follows_the_docstring(&documented_constructor(""));
+}
+
+#[test]
 fn a_class_with_a_syntax_error_still_keys_its_constructor_on_the_docstring() {
     // A broken method elsewhere in the class (`def p` / `er_store`) leaves
-    // `__init__` where it was, reading the class docstring: editing the
-    // documented name must still reach the constructor's finding.
-    let text = concat!(
-        "import numpy as np\n\n",
-        "class Scaled:\n",
-        "    \"\"\"Parameters\n",
-        "    ----------\n",
-        "    x : ndarray\n",
-        "    \"\"\"\n\n",
-        "    def __init__(self, x):\n",
-        "        keep(np.fft.fft(x))\n\n",
-        "    def p\ner_store(self):\n",
-        "        return 1\n",
-    );
-    let [before, edited, again] = swapped_and_back(text, "x : ", "ndarray", "float");
-    assert!(!before.is_empty(), "documented as an array");
-    assert!(edited.is_empty(), "documented as a number");
-    assert!(!again.is_empty(), "an array again");
+    // `__init__` where it was, reading the class docstring.
+    assert_follows_the_docstring(&documented_constructor("\n    def p\ner_store(self):\n        return 1\n"));
 }
 
 #[test]

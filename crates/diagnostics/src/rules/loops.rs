@@ -10,7 +10,8 @@
 use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
-use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_header, range_loop, zip_of_arrays};
+use super::idle_loops::{copies_only, over_axes, python_mapping};
+use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_loop, zip_of_arrays};
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
 use crate::Code;
 use crate::semantic::{LoopSite, Value};
@@ -865,51 +866,6 @@ fn vector_write(cx: &Context<'_, '_>, target: Node<'_>, scope: usize) -> bool {
     literal_dims(module.defining_text(array, scope)).is_some_and(|dims| indices.len() < dims)
 }
 
-/// Whether the loop at `node` with index `var` runs over an array's axes:
-/// its `range` stops at `x.ndim` or `len(x.shape)`, or its body uses the
-/// index as an axis (`x.shape[var]`, `x.strides[var]`, `axis=var`).
-fn over_axes(module: &crate::Module<'_>, node: Node<'_>, var: &str) -> bool {
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
-    let stop = range_header(module, node).and_then(|(_, args)| match args.as_slice() {
-        [stop] | [_, stop] | [_, stop, _] => Some(compact(*stop)),
-        _ => None,
-    });
-    if stop.is_some_and(|s| s.ends_with(".ndim") || (s.starts_with("len(") && s.ends_with(".shape)"))) {
-        return true;
-    }
-    let Some(body) = node.field("body") else { return false };
-    module.preorder(body).any(|n| match n.kind_name() {
-        "subscript" => {
-            n.field("value").is_some_and(|v| {
-                v.kind_name() == "attribute" && v.field("attribute").is_some_and(|a| matches!(module.text_of(a), "shape" | "strides"))
-            }) && n.field("subscript").is_some_and(|i| i.kind_name() == "identifier" && module.text_of(i) == var)
-        }
-        "keyword_argument" => {
-            n.field("name").is_some_and(|k| module.text_of(k) == "axis")
-                && n.field("value").is_some_and(|v| v.kind_name() == "identifier" && module.text_of(v) == var)
-        }
-        _ => false,
-    })
-}
-
-/// Whether `name` holds a Python mapping where it is used: its value is a
-/// dict display or comprehension, or a call of `dict`, `defaultdict`,
-/// `OrderedDict` or `Counter`.
-fn python_mapping(module: &crate::Module<'_>, name: Node<'_>, scope: usize) -> bool {
-    if name.kind_name() != "identifier" {
-        return false;
-    }
-    let Some(value) = module.assigned_from(name, scope) else { return false };
-    match value.kind_name() {
-        "dictionary" | "dictionary_comprehension" => true,
-        "call" => value.field("function").is_some_and(|f| {
-            let callee = module.text_of(f);
-            matches!(callee.rsplit('.').next(), Some("dict" | "defaultdict" | "OrderedDict" | "Counter"))
-        }),
-        _ => false,
-    }
-}
-
 /// Dimensions of `np.zeros((a, b))`, `np.empty((a, b, c), dtype)`, … as written.
 fn literal_dims(text: &str) -> Option<usize> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -929,58 +885,6 @@ fn literal_dims(text: &str) -> Option<usize> {
         }
     }
     None
-}
-
-/// Every statement of the loop's body (and of the `for` loops nested in it)
-/// writes one array element with a constant (`out[i, j] = np.inf`), with
-/// another array's element at the same index (`out[i, j] = cost[i, j]`), or
-/// with the item the loop enumerates (`out[i] = item` in `for i, item in
-/// enumerate(items)`: what `np.array(items)` or `np.stack` does).
-fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
-    let item = enumerate_element(module, node);
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
-    let constant = |n: Node<'_>| match n.kind_name() {
-        "integer" | "float" | "true" | "false" | "none" => true,
-        "unary_operator" => n.named_child(0).is_some_and(|o| matches!(o.kind_name(), "integer" | "float")),
-        // `np.inf`, `math.nan`.
-        "attribute" => n.field("attribute").is_some_and(|a| matches!(module.text_of(a), "inf" | "nan" | "NaN" | "NAN" | "pi" | "e")),
-        _ => false,
-    };
-    // Every index of a subscript (`a[i, j]` has two), as written.
-    let index_of = |n: Node<'_>| {
-        let mut cursor = n.walk();
-        let all: Vec<String> = n.children_by_field_name("subscript", &mut cursor).map(compact).collect();
-        all
-    };
-    let Some(body) = node.field("body") else { return false };
-    let mut blocks = vec![body];
-    let mut writes = 0;
-    while let Some(block) = blocks.pop() {
-        let mut cursor = block.walk();
-        for statement in block.named_children(&mut cursor) {
-            match statement.kind_name() {
-                "comment" => {}
-                "for_statement" => blocks.extend(statement.field("body")),
-                "expression_statement" => {
-                    let Some(assignment) = statement.named_child(0).filter(|a| a.kind_name() == "assignment") else { return false };
-                    let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right")) else { return false };
-                    if left.kind_name() != "subscript" {
-                        return false;
-                    }
-                    let same_place = right.kind_name() == "subscript"
-                        && index_of(right) == index_of(left)
-                        && right.field("value").zip(left.field("value")).is_some_and(|(a, b)| compact(a) != compact(b));
-                    let the_item = right.kind_name() == "identifier" && Some(module.text_of(right)) == item;
-                    if !(constant(right) || same_place || the_item) {
-                        return false;
-                    }
-                    writes += 1;
-                }
-                _ => return false,
-            }
-        }
-    }
-    writes > 0
 }
 
 /// `node` sits inside a loop nested in `body` (the loop's own body).

@@ -11,6 +11,7 @@ mod context;
 pub(crate) mod cupy;
 pub(crate) mod gpu;
 pub(crate) mod library_calls;
+mod idle_loops;
 pub(crate) mod loop_headers;
 pub(crate) mod loops;
 mod models;
