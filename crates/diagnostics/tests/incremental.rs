@@ -582,3 +582,36 @@ fn an_import_that_a_parameter_hides_changes_nothing_in_the_function() {
     replace_bytes(&mut doc, at..at + 1, "");
     assert_eq!(analysed(&doc, &mut cache).len(), before);
 }
+
+#[test]
+fn an_import_of_any_module_that_breaks_reaches_the_functions_naming_it() {
+    // Found by `incremental_equals_fresh`: with `weights` no longer a
+    // parameter, `linalg.solve(a, weights)` is given the module's imported
+    // function (Python work, no finding). Breaking the import line
+    // (`mport`) unbinds it, and the call is an array solve again; the key
+    // of `solve` held only the imports of libraries the rules know.
+    let base = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/parameters_hide_module_names.py")).unwrap();
+    let text = base.replace("def solve(a, weights):", "def solve(a, weigh):");
+    let [imported, broken, back] = swapped_and_back(&text, "helpers ", "import", "mport");
+    assert!(imported.iter().all(|f| f.code.as_str() != "CUPY001"));
+    assert!(broken.iter().any(|f| f.code.as_str() == "CUPY001"));
+    assert_eq!(back, imported);
+}
+
+#[test]
+fn a_numpy_import_inside_another_function_reaches_the_matrix_products() {
+    // Found by `edits_undone_equal_fresh`: a matrix product is NumPy's only
+    // in a module that imports NumPy somewhere. With the module's own
+    // import swallowed by an unclosed string, an `import numpy` typed into
+    // another function brought the finding back, but the product's function
+    // was unchanged and kept its empty cached result.
+    let base = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/arithmetic_with_unmapped_arrays.py")).unwrap();
+    let text = base.replace("import numpy as np\n", "").replace(
+        "def tapered_sum(window_length: int) -> float:\n",
+        "def tapered_sum(window_length: int) -> float:\n    import numpy as np\n",
+    );
+    let [imported, renamed, back] = swapped_and_back(&text, "import ", "numpy", "numbat");
+    assert!(imported.iter().any(|f| f.code.as_str() == "CUPY001"));
+    assert!(renamed.iter().all(|f| f.code.as_str() != "CUPY001"));
+    assert_eq!(back, imported);
+}

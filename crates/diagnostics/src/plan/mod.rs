@@ -15,9 +15,9 @@ pub(crate) use words::*;
 
 /// What an earlier analysis of a document found inside each function, so an
 /// edit re-analyses only the functions it touched. A function's findings
-/// depend on its own text, on the module-level names it mentions (imports of
-/// the libraries the rules know, module-level assignments, kernels), on which
-/// such libraries the module imports at all, and on the settings and GPU; the
+/// depend on its own text, on the module-level names it mentions (imports,
+/// module-level assignments, kernels), on which of the libraries the rules
+/// know the module imports at all, and on the settings and GPU; the
 /// key of each cached entry covers exactly that.
 #[derive(Debug, Default)]
 pub struct Cache {
@@ -304,18 +304,19 @@ pub(crate) struct NameFacts {
 impl OutsideSummary {
     pub(crate) fn new(outside: &Module<'_>, knowledge: &Knowledge, starts: &[usize], flows: OutsideNames) -> OutsideSummary {
         let relevant = |target: &str| relevant_module(knowledge, target);
-        let found = outside.outside_names(relevant);
+        let found = outside.outside_names();
         // Findings depend on which of the libraries the rules know the module
         // imports (the loop rules ask); fixes depend on every module-level
         // name besides, since they write code that uses the module's own
         // aliases (`cp`, `cuda`) and must not take a name already in use.
         let mut global: Vec<String> =
             outside.imports_at(0).filter(|(_, t)| relevant(t)).map(|(name, t)| format!("{name}={t}")).collect();
-        // A GPU library imported in a class body turns the GPU rules on too.
+        // A GPU library imported in a class body turns the GPU rules on too
+        // (and NumPy the matrix-product rule).
         global.extend(
             outside
                 .scoped_imports()
-                .filter(|(_, _, t)| is_gpu_module(t.split('.').next().unwrap_or(t)))
+                .filter(|(_, _, t)| matches!(t.split('.').next().unwrap_or(t), top if is_gpu_module(top) || top == "numpy"))
                 .map(|(name, _, t)| format!("{name}={t} in a class")),
         );
         global.sort();
@@ -410,6 +411,9 @@ pub(crate) struct TextScan {
     /// It mentions `range` or `import`, or a call the GPU rules know by its
     /// text alone (`synchronize`, `copy_to_host`).
     loops_or_imports: bool,
+    /// It may import NumPy: the matrix-product rule applies only in a
+    /// module that imports it somewhere, functions included.
+    numpy_import: bool,
     /// It may import a GPU library (an import line names one). The GPU
     /// rules apply only where the module imports one, anywhere, functions
     /// included; see `Unit::gpu_import`.
@@ -692,6 +696,7 @@ impl<'t> Plan<'t> {
                             tokens,
                             loops_or_imports,
                             gpu_import: imports_gpu_library(unit_text),
+                            numpy_import: crate::prescan::imports_numpy(unit_text),
                             own,
                             works_through_self,
                             // (A constructor's parameters may be documented
@@ -993,6 +998,10 @@ impl<'t> Plan<'t> {
         // every key (rare: a kernel module imports at the top).
         for unit in units.iter().filter_map(|u| u.gpu_import) {
             global.push(format!("function with an import {unit:x}"));
+        }
+        // (So does the matrix-product rule on a NumPy import anywhere.)
+        if scanned.iter().any(|(_, scan)| scan.text.numpy_import) {
+            global.push("numpy imported in a function".to_string());
         }
         Plan { units, global, outside }
     }

@@ -55,7 +55,7 @@ pub(crate) use reading::*;
 pub(crate) use relevance::*;
 pub(crate) use statements::*;
 pub use scan::might_have_findings;
-pub(crate) use scan::imports_gpu_library;
+pub(crate) use scan::{imports_gpu_library, imports_numpy};
 
 /// What [`parse_what_matters`] parsed.
 pub(crate) struct Parsed {

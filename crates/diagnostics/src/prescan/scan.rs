@@ -42,11 +42,20 @@ pub(crate) fn names_gpu_library(text: &str) -> bool {
 /// modules, or `from …` with a GPU module as the package. Read from the
 /// bytes, so a docstring's example line counts too.
 pub(crate) fn imports_gpu_library(text: &str) -> bool {
-    if !names_gpu_library(text) {
-        return false;
-    }
+    names_gpu_library(text) && imports_module(text, is_gpu_module)
+}
+
+/// Whether some statement of `text` may import NumPy (read as
+/// [`imports_gpu_library`] reads GPU imports): the matrix-product rule
+/// applies only in a module that imports it somewhere.
+pub(crate) fn imports_numpy(text: &str) -> bool {
+    text.contains("numpy") && imports_module(text, |top| top == "numpy")
+}
+
+/// Whether some statement of `text` may import a module whose top-level
+/// package `is_wanted` accepts (see [`imports_gpu_library`]).
+fn imports_module(text: &str, is_wanted: impl Fn(&str) -> bool) -> bool {
     let bytes = text.as_bytes();
-    let is_gpu = is_gpu_module;
     memchr::memmem::find_iter(bytes, b"import").any(|at| {
         let end = at + "import".len();
         if (at > 0 && name_byte(bytes[at - 1])) || bytes.get(end).is_some_and(|&b| name_byte(b)) {
@@ -76,8 +85,8 @@ pub(crate) fn imports_gpu_library(text: &str) -> bool {
         let statement = &text[from..to];
         let mut words = statement.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).filter(|w| !w.is_empty());
         match words.next() {
-            Some("import") => words.any(|w| is_gpu(w.split('.').next().unwrap_or(w))),
-            Some("from") => words.next().is_some_and(|w| is_gpu(w.split('.').next().unwrap_or(w))),
+            Some("import") => words.any(|w| is_wanted(w.split('.').next().unwrap_or(w))),
+            Some("from") => words.next().is_some_and(|w| is_wanted(w.split('.').next().unwrap_or(w))),
             _ => false,
         }
     })

@@ -578,12 +578,13 @@ impl<'t> Module<'t> {
     }
 
     /// What code inside a function can reach outside it that a rule could
-    /// use, by name: imports of the libraries the rules know (`relevant`
-    /// decides), names assigned at module level, and GPU kernels (launched
-    /// by name). Each name comes with the offsets of its module-level
-    /// bindings (which one a use sees depends on where it is) and a hash of
-    /// what it is bound to.
-    pub fn outside_names<'a>(&'a self, relevant: impl Fn(&str) -> bool) -> HashMap<&'t str, OutsideName<'a>> {
+    /// use, by name: imports (of any module: the rules ask whether a name is
+    /// imported at all, and an imported function passed to a library call
+    /// is Python work), names assigned at module level, and GPU kernels
+    /// (launched by name). Each name comes with the offsets of its
+    /// module-level bindings (which one a use sees depends on where it is)
+    /// and a hash of what it is bound to.
+    pub fn outside_names<'a>(&'a self) -> HashMap<&'t str, OutsideName<'a>> {
         use std::hash::{Hash, Hasher};
         let mut out: HashMap<&'t str, OutsideName<'a>> = HashMap::default();
         let mut add = |name: &'t str, at: Option<usize>, what: &'a str, imported: bool| {
@@ -597,7 +598,7 @@ impl<'t> Module<'t> {
             entry.texts.push(what);
         };
         for (name, list) in &self.imports {
-            for (scope, target) in list.iter().filter(|(_, t)| relevant(t)) {
+            for (scope, target) in list {
                 let module_level = scope.start == 0 && scope.end == self.text.len();
                 add(name, None, if module_level { "import" } else { "local import" }, true);
                 add(name, None, target, true);
