@@ -305,7 +305,11 @@ fn loop_caller<'t>(module: &Module<'t>, call: Node<'t>, callee: Node<'_>) -> Opt
                 // The body repeats; a `for`'s iterable is evaluated once.
                 in_loop |= n.field("body") == Some(child) || n.kind_name() == "while_statement";
             }
-            "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => in_loop = true,
+            // A comprehension repeats all but its first iterable.
+            "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
+                let first_clause = n.named_children(&mut n.walk()).find(|c| c.kind_name() == "for_in_clause");
+                in_loop |= first_clause != Some(child);
+            }
             "function_definition" => {
                 return (in_loop && n.id() != callee.id()).then_some(n);
             }

@@ -42,7 +42,7 @@ grammar! {
         assert_statement, assignment, augmented_assignment, binary_operator, block, call, class_definition, comment, decorated_definition,
         dictionary_comprehension, for_statement, function_definition, generator_expression, identifier,
         if_statement, elif_clause, aliased_import, dotted_name, import_from_statement, import_statement, lambda, list_comprehension,
-        set_comprehension, string_content, while_statement, subscript, comparison_operator,
+        set_comprehension, string_content, while_statement, subscript, comparison_operator, for_in_clause,
     }
     fields { f_alias, f_body, f_condition, f_definition, f_module_name, f_name, f_operator }
 }

@@ -27,6 +27,9 @@ impl<'t> Module<'t> {
             kind: u16,
             scope: bool,
             repeats: bool,
+            /// It is evaluated once although inside a comprehension: the
+            /// first `for … in` clause (undoes the comprehension's repeat).
+            once: bool,
             check: bool,
         }
         let g = grammar();
@@ -48,6 +51,7 @@ impl<'t> Module<'t> {
                 scopes.truncate(scopes.len() - done.scope as usize);
                 scope_ranges.truncate(scope_ranges.len() - done.scope as usize);
                 loop_depth -= done.repeats as u32;
+                loop_depth += done.once as u32;
                 check_depth -= done.check as u32;
             }
             let Some(node) = next else { return true };
@@ -109,7 +113,7 @@ impl<'t> Module<'t> {
             // Conditions and assertions check data; they are not the work.
             let is_condition = field == Some(g.f_condition);
             let check = is_condition || kind == g.assert_statement;
-            let mut frame = Frame { node, at, index: None, kind, scope: false, repeats: false, check };
+            let mut frame = Frame { node, at, index: None, kind, scope: false, repeats: false, once: false, check };
             check_depth += check as u32;
             if is_condition && (parent == g.if_statement || parent == g.elif_clause || parent == g.while_statement) {
                 let repeats = loop_depth > 0 || parent == g.while_statement;
@@ -151,6 +155,13 @@ impl<'t> Module<'t> {
                 || kind == g.generator_expression
             {
                 frame.repeats = true;
+            } else if kind == g.for_in_clause {
+                // A comprehension repeats all but its first iterable, which
+                // is evaluated once, before the loop (`[f(i) for i in
+                // s.sort_values()]` sorts once).
+                frame.once = node
+                    .prev_named_sibling()
+                    .is_some_and(|s| s.kind_id() != g.for_in_clause && s.kind_name() != "if_clause");
             } else if kind == g.decorated_definition {
                 self.decorated.push(node);
                 let fixture = node
@@ -174,6 +185,7 @@ impl<'t> Module<'t> {
                 self.collect_comment(node);
             }
             loop_depth += frame.repeats as u32;
+            loop_depth -= frame.once as u32;
             frames.push(frame);
         }
     }
