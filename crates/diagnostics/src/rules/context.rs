@@ -708,7 +708,6 @@ pub(crate) fn small_matrix<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usiz
 /// step is one small slice: a recurrence, not data-parallel work.
 pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usize) -> bool {
     let module = cx.module;
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let Some(args) = call.field("arguments") else { return false };
     for n in module.ancestors(call) {
         if matches!(n.kind_name(), "function_definition" | "class_definition") {
@@ -723,7 +722,7 @@ pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usi
         for w in module.preorder(body).filter(|w| matches!(w.kind_name(), "assignment" | "augmented_assignment")) {
             let Some(left) = w.field("left").filter(|l| l.kind_name() == "subscript") else { continue };
             let (Some(array), Some(index)) = (left.field("value"), left.field("subscript")) else { continue };
-            written.push((compact(array), compact(index)));
+            written.push((module.compact_text(array), module.compact_text(index)));
         }
         if written.is_empty() {
             continue;
@@ -732,7 +731,7 @@ pub(crate) fn in_recurrence<'t>(cx: &Context<'_, 't>, call: Node<'t>, scope: usi
         let reads_earlier = module.preorder(args).any(|a| match a.kind_name() {
             "subscript" => {
                 let (Some(array), Some(index)) = (a.field("value"), a.field("subscript")) else { return false };
-                earlier(&compact(array), &compact(index))
+                earlier(&module.compact_text(array), &module.compact_text(index))
             }
             // `prior = out[h - 2]`, then the call reads `prior`.
             "identifier" => {
@@ -879,10 +878,9 @@ pub(crate) fn one_row(module: &Module<'_>, operand: Node<'_>) -> bool {
     let Some(first) = operand.children_by_field_name("subscript", &mut cursor).next() else { return false };
     let first = if first.kind_name() == "tuple" { first.named_child(0) } else { Some(first) };
     let Some(slice) = first.filter(|s| s.kind_name() == "slice") else { return false };
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let bounds: Vec<String> = {
         let mut c = slice.walk();
-        slice.named_children(&mut c).map(compact).collect()
+        slice.named_children(&mut c).map(|n| module.compact_text(n)).collect()
     };
     match bounds.as_slice() {
         [start, stop] => {

@@ -209,7 +209,6 @@ fn made_by_python(call: &Call<'_, '_>) -> bool {
 fn light_product(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     let node = call.site.node;
-    let compact = |n: gpulens_syntax::Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let (Some(a), Some(b)) = (module.argument(node, "a", 0), module.argument(node, "b", 1)) else { return false };
     // A product with a matrix of a few elements (a 4x4 transform) does a
     // few multiply-adds per element of the other operand: element-wise work.
@@ -238,7 +237,7 @@ fn light_product(call: &Call<'_, '_>) -> bool {
         return true;
     }
     match call.name.as_str() {
-        "numpy.dot" | "numpy.inner" | "numpy.vdot" => compact(a) == compact(b),
+        "numpy.dot" | "numpy.inner" | "numpy.vdot" => module.compact_text(a) == module.compact_text(b),
         "numpy.kron" => [a, b].iter().any(|x| {
             x.kind_name() == "call"
                 && x.field("function").and_then(|f| module.qualified_name(f)).as_deref() == Some("numpy.ones")

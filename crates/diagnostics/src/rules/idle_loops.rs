@@ -11,9 +11,8 @@ use super::loop_headers::{enumerate_element, range_header};
 /// its `range` stops at `x.ndim` or `len(x.shape)`, or its body uses the
 /// index as an axis (`x.shape[var]`, `x.strides[var]`, `axis=var`).
 pub(super) fn over_axes(module: &crate::Module<'_>, node: Node<'_>, var: &str) -> bool {
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let stop = range_header(module, node).and_then(|(_, args)| match args.as_slice() {
-        [stop] | [_, stop] | [_, stop, _] => Some(compact(*stop)),
+        [stop] | [_, stop] | [_, stop, _] => Some(module.compact_text(*stop)),
         _ => None,
     });
     if stop.is_some_and(|s| s.ends_with(".ndim") || (s.starts_with("len(") && s.ends_with(".shape)"))) {
@@ -59,7 +58,6 @@ pub(super) fn python_mapping(module: &crate::Module<'_>, name: Node<'_>, scope: 
 /// enumerate(items)`: what `np.array(items)` or `np.stack` does).
 pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
     let item = enumerate_element(module, node);
-    let compact = |n: Node<'_>| module.text_of(n).split_whitespace().collect::<String>();
     let constant = |n: Node<'_>| match n.kind_name() {
         "integer" | "float" | "true" | "false" | "none" => true,
         "unary_operator" => n.named_child(0).is_some_and(|o| matches!(o.kind_name(), "integer" | "float")),
@@ -70,7 +68,7 @@ pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
     // Every index of a subscript (`a[i, j]` has two), as written.
     let index_of = |n: Node<'_>| {
         let mut cursor = n.walk();
-        let all: Vec<String> = n.children_by_field_name("subscript", &mut cursor).map(compact).collect();
+        let all: Vec<String> = n.children_by_field_name("subscript", &mut cursor).map(|n| module.compact_text(n)).collect();
         all
     };
     let Some(body) = node.field("body") else { return false };
@@ -90,7 +88,7 @@ pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
                     }
                     let same_place = right.kind_name() == "subscript"
                         && index_of(right) == index_of(left)
-                        && right.field("value").zip(left.field("value")).is_some_and(|(a, b)| compact(a) != compact(b));
+                        && right.field("value").zip(left.field("value")).is_some_and(|(a, b)| module.compact_text(a) != module.compact_text(b));
                     let the_item = right.kind_name() == "identifier" && Some(module.text_of(right)) == item;
                     if !(constant(right) || same_place || the_item) {
                         return false;

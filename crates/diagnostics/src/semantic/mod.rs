@@ -562,6 +562,12 @@ impl<'t> Module<'t> {
         &self.text[node.byte_range()]
     }
 
+    /// Its text with the whitespace left out: the same expression however
+    /// it is spaced or broken over lines (`x[i, j]` and `x[i,j]`).
+    pub(crate) fn compact_text(&self, node: Node<'_>) -> String {
+        self.text_of(node).split_whitespace().collect()
+    }
+
     /// Imports made inside a scope narrower than the module (a class body, a
     /// function): local name, the scope's byte range, qualified target.
     pub(crate) fn scoped_imports(&self) -> impl Iterator<Item = (&'t str, &std::ops::Range<usize>, &str)> + '_ {

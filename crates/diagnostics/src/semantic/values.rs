@@ -384,7 +384,7 @@ impl<'t> Module<'t> {
             let count = match index.kind_name() {
                 "integer" => 1,
                 "slice" => {
-                    let text: String = self.text_of(*index).split_whitespace().collect();
+                    let text = self.compact_text(*index);
                     let parts: Vec<&str> = text.split(':').collect();
                     let bound = |t: &str| if t.is_empty() { Some(0) } else { super::sizes::parse_int(t) };
                     let (start, stop) = (bound(parts[0])?, parts.get(1).filter(|t| !t.is_empty()).and_then(|t| super::sizes::parse_int(t))?);
