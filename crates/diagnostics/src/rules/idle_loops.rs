@@ -55,9 +55,18 @@ pub(super) fn python_mapping(module: &crate::Module<'_>, name: Node<'_>, scope: 
 /// writes one array element with a constant (`out[i, j] = np.inf`), with
 /// another array's element at the same index (`out[i, j] = cost[i, j]`), or
 /// with the item the loop enumerates (`out[i] = item` in `for i, item in
-/// enumerate(items)`: what `np.array(items)` or `np.stack` does).
+/// enumerate(items)`: what `np.array(items)` or `np.stack` does), or with a
+/// name the loops do not change (`out[i, i + k] = value`: a fill).
 pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
     let item = enumerate_element(module, node);
+    // The names the loop and the loops nested in it bind (the body binds no
+    // other: it only writes elements).
+    let mut loop_names: Vec<&str> = Vec::new();
+    for n in module.preorder(node).filter(|n| n.kind_name() == "for_statement") {
+        if let Some(left) = n.field("left") {
+            loop_names.extend(module.preorder(left).filter(|i| i.kind_name() == "identifier").map(|i| module.text_of(i)));
+        }
+    }
     let constant = |n: Node<'_>| match n.kind_name() {
         "integer" | "float" | "true" | "false" | "none" => true,
         "unary_operator" => n.named_child(0).is_some_and(|o| matches!(o.kind_name(), "integer" | "float")),
@@ -90,7 +99,8 @@ pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
                         && index_of(right) == index_of(left)
                         && right.field("value").zip(left.field("value")).is_some_and(|(a, b)| module.compact_text(a) != module.compact_text(b));
                     let the_item = right.kind_name() == "identifier" && Some(module.text_of(right)) == item;
-                    if !(constant(right) || same_place || the_item) {
+                    let unchanged = right.kind_name() == "identifier" && !loop_names.contains(&module.text_of(right));
+                    if !(constant(right) || same_place || the_item || unchanged) {
                         return false;
                     }
                     writes += 1;
