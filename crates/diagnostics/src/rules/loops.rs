@@ -64,9 +64,10 @@ declare_rule! {
     /// A `for i in range(...)` loop (or a nest of them over rows and columns) whose body writes array
     /// elements at its own index, reads only what it may (neighbours of arrays it does not write), and
     /// calls nothing but math: element-wise maps, 2-D image loops, stencils and reductions. Loops whose
-    /// iterations depend on each other, do I/O, or work on Python objects are left alone, and so are
-    /// loops that only copy (a constant, another array's element, the item they enumerate), fill a
-    /// dict, or run over an array's axes.
+    /// iterations depend on each other (including a value one branch assigns and another path reads
+    /// from the previous pass), do I/O, or work on Python objects are left alone, and so are loops that
+    /// only copy (a constant, another array's element, the item they enumerate, a value the loop does
+    /// not change), fill a dict, or run over an array's axes.
     ///
     /// ## Why
     /// A Python loop runs one iteration at a time at interpreter speed. Numba's CUDA target compiles
