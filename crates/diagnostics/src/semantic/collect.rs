@@ -155,10 +155,16 @@ impl<'t> Module<'t> {
                 || kind == g.generator_expression
             {
                 frame.repeats = true;
-            } else if kind == g.for_in_clause {
+            } else if kind == g.for_in_clause
+                && (parent == g.list_comprehension
+                    || parent == g.set_comprehension
+                    || parent == g.dictionary_comprehension
+                    || parent == g.generator_expression)
+            {
                 // A comprehension repeats all but its first iterable, which
                 // is evaluated once, before the loop (`[f(i) for i in
-                // s.sort_values()]` sorts once).
+                // s.sort_values()]` sorts once). (Only in one: a clause
+                // that error recovery left on its own repeats nothing.)
                 frame.once = node
                     .prev_named_sibling()
                     .is_some_and(|s| s.kind_id() != g.for_in_clause && s.kind_name() != "if_clause");
