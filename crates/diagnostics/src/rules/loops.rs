@@ -593,6 +593,10 @@ fn carries_scalar<'t>(module: &crate::Module<'t>, node: Node<'t>, vars: &[&str])
     // An `if` with an `else`, each of whose branches assigns a name, assigns
     // it where it ends (innermost first, so that nested ones count).
     let ifs: Vec<Node<'t>> = module.preorder(body).filter(|n| n.kind_name() == "if_statement").collect();
+    // (The names assigned: an `if` adds no new one.)
+    let mut names: Vec<&'t str> = writes.iter().map(|(w, ..)| *w).collect();
+    names.sort_unstable();
+    names.dedup();
     for statement in ifs.into_iter().rev() {
         let mut cursor = statement.walk();
         let mut branches: Vec<std::ops::Range<usize>> = statement.field("consequence").map(|b| b.byte_range()).into_iter().collect();
@@ -604,10 +608,7 @@ fn carries_scalar<'t>(module: &crate::Module<'t>, node: Node<'t>, vars: &[&str])
         if !otherwise {
             continue;
         }
-        let mut names: Vec<&'t str> = writes.iter().map(|(w, ..)| *w).collect();
-        names.sort_unstable();
-        names.dedup();
-        for name in names {
+        for &name in &names {
             if branches.iter().all(|b| writes.iter().any(|(w, at, _)| *w == name && b.start <= *at && *at <= b.end)) {
                 writes.push((name, statement.end_byte(), running_block(module, statement, body)));
             }
