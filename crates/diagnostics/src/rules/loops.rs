@@ -280,18 +280,15 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if super::per_piece::in_per_piece_callable(cx, site.node) {
             continue;
         }
-        let Some(shape) = analyse(cx, site) else { continue };
-        // In a function Numba compiles, every call is to compiled code and
-        // tuples unpack to registers; a `prange` loop is one its author
-        // declared free of dependences between iterations.
+        // In a function Numba compiles, every call is to compiled code,
+        // tuples unpack to registers, and lists, strings and the loops over
+        // them are typed and compiled too: no Python objects are left (see
+        // [`analyse`]). A `prange` loop is one its author declared free of
+        // dependences between iterations.
         let jit = super::context::cpu_jit_function(cx, site.node);
+        let Some(shape) = analyse(cx, site, jit.is_some()) else { continue };
         let declared = jit.is_some() && prange_loop(module, site.node);
-        let blocked = match shape.blocker.as_deref() {
-            Some("calls Python functions" | "unpacks values") => jit.is_none(),
-            Some(_) => true,
-            None => false,
-        };
-        if blocked {
+        if shape.blocker.is_some() {
             continue;
         }
         // Copying elements to the same places, or filling them with a
@@ -343,7 +340,12 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
                         .filter(|n| n.kind_name() == "assignment")
                         .filter_map(|a| {
                             let (left, right) = (a.field("left")?, a.field("right")?);
-                            (left.kind_name() == "identifier" && mentions(module.text_of(right), outer)).then(|| module.text_of(left))
+                            // (Arithmetic on the index; an element read at it,
+                            // `lab = labels[i]`, is data: passes may share it,
+                            // unless the loop is declared free of that.)
+                            let gathered = !declared && module.preorder(right).any(|n| n.kind_name() == "subscript");
+                            (left.kind_name() == "identifier" && mentions(module.text_of(right), outer) && !gathered)
+                                .then(|| module.text_of(left))
                         })
                         .collect()
                 })
@@ -647,8 +649,17 @@ fn finding(node: Node<'_>, code: Code, message: String, details: String) -> Find
 }
 
 /// Walks a `for i in range(…)` loop (and a perfect nest of such loops inside it).
-fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
+/// The loop's shape, or why it can't be a kernel. In a function Numba
+/// compiles (`compiled`), what is Python only in the interpreter — a call,
+/// a tuple unpacked, a list, a string, a loop over a collection — is
+/// compiled code, so it neither blocks the loop nor ends the reading.
+fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, compiled: bool) -> Option<Shape<'t>> {
     let module = cx.module;
+    let python = |shape: &mut Shape<'_>, why: &str| {
+        if !compiled {
+            block(shape, why);
+        }
+    };
     let (var, size) = range_loop(cx, site.node, site.scope)?;
     let body = site.node.field("body")?;
     let mut shape = Shape { vars: vec![var], sizes: vec![size], ..Shape::default() };
@@ -711,15 +722,18 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             }
             "string" | "concatenated_string" | "dictionary" | "list" | "set" | "list_comprehension"
             | "dictionary_comprehension" | "set_comprehension" | "generator_expression" => {
-                block(&mut shape, "Python objects");
-                walk.skip_children();
+                python(&mut shape, "Python objects");
+                // (Compiled, its elements are read like any others.)
+                if !compiled {
+                    walk.skip_children();
+                }
             }
             "for_statement" => {
                 // An inner range loop (over neighbours, say) runs inside one thread.
                 // So does one over the entries of arrays side by side
                 // (`for v, j in zip(row.data, row.indices)`).
                 if range_loop(cx, node, site.scope).is_none() && !zip_of_arrays(cx, node) {
-                    block(&mut shape, "iterates over a Python collection");
+                    python(&mut shape, "iterates over a Python collection");
                 }
                 // Its variables are indices built in the body, and its
                 // passes work entry by entry where it indexes with them.
@@ -737,9 +751,15 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
             }
             "call" => {
                 let callee = node.field("function").map_or("", |f| module.text_of(f));
+                // A collection bound outside the body that each pass grows or
+                // shrinks (`found.append(i)`): its order is the passes' order,
+                // which threads do not keep, compiled or not.
+                if grows_outer_collection(module, node, node_body) {
+                    block(&mut shape, "grows a collection");
+                }
                 // A function Numba compiles is a device function to a kernel.
                 if !allowed_call(callee) && !super::context::cpu_jit_helper(cx, callee) {
-                    block(&mut shape, "calls Python functions");
+                    python(&mut shape, "calls Python functions");
                 }
             }
             "assignment" | "augmented_assignment" => {
@@ -777,7 +797,7 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
                             let names: Vec<&str> = left.named_children(&mut left.walk()).map(|n| module.text_of(n)).collect();
                             shape.locals.extend(names);
                         }
-                        _ => block(&mut shape, "unpacks values"),
+                        _ => python(&mut shape, "unpacks values"),
                     }
                 }
             }
@@ -797,6 +817,22 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>) -> Option<Shape<'t>> {
         }
     }
     Some(shape)
+}
+
+/// `call` is `items.append(...)` (or another method that adds or removes
+/// entries) on a name the loop's body does not bind itself.
+fn grows_outer_collection(module: &crate::Module<'_>, call: Node<'_>, body: Node<'_>) -> bool {
+    let Some(function) = call.field("function").filter(|f| f.kind_name() == "attribute") else { return false };
+    let method = function.field("attribute").map_or("", |a| module.text_of(a));
+    if !matches!(method, "append" | "extend" | "insert" | "pop" | "remove" | "add" | "discard" | "appendleft" | "popleft" | "clear") {
+        return false;
+    }
+    let Some(object) = function.field("object").filter(|o| o.kind_name() == "identifier") else { return false };
+    let name = module.text_of(object);
+    // (Bound in the body: a pass's own list, e.g. `parts = []` then `parts.append(x)`.)
+    !module.preorder(body).any(|n| {
+        n.kind_name() == "assignment" && n.field("left").is_some_and(|l| l.kind_name() == "identifier" && module.text_of(l) == name)
+    })
 }
 
 fn block(shape: &mut Shape<'_>, why: &str) {
