@@ -366,6 +366,13 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if jit.is_none() && shape.reductions.is_empty() && !shape.inner_loop && writes_own.iter().all(|(array, idx)| sliced(array, idx)) {
             continue;
         }
+        // Likewise when the data comes in whole: each pass hands whole
+        // arrays or slices of them to NumPy (`out[k] = np.average(y == k,
+        // weights=w)` per class, `zi[m] = np.sum(b[m + 1:] * x[:M - m])` per
+        // lag) and reads no element of them at the loop's index.
+        if jit.is_none() && !shape.inner_loop && vectorised_passes(cx, site, &shape) {
+            continue;
+        }
         // A read of a written array at another index that moves with the loop: iterations depend on each other.
         // (Against every write of that array: reading `out[i, 1:]` where the
         // body writes `out[i, 0]` and `out[i, 1:]` is its own row; trailing
@@ -817,6 +824,72 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, compiled: bool) -> Opt
         }
     }
     Some(shape)
+}
+
+/// Each pass of the loop is NumPy work on whole arrays: no array the body
+/// reads but does not write is read at the loop's index (an element, a row
+/// or a column: only whole, a slice at a time, or at a fixed place), and
+/// the body calls a NumPy function on data that is not one number.
+fn vectorised_passes<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, shape: &Shape<'t>) -> bool {
+    let module = cx.module;
+    let moving = |i: &String| shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v));
+    // (A row or column picked at the index, `x[i, ::-1]`, is the pass's
+    // own data too, and so is a window both of whose ends move with it,
+    // `x[k * w:(k + 1) * w]`; a suffix or prefix, `b[m + 1:]`, is not.)
+    let own_part = |i: &String| {
+        let mut ends = i.split(':');
+        match (ends.next(), ends.next()) {
+            (Some(start), Some(stop)) => moving(&start.to_string()) && moving(&stop.to_string()),
+            _ => moving(i),
+        }
+    };
+    let element_read = shape.reads.iter().any(|(array, idx)| !shape.writes.iter().any(|(w, _)| w == array) && idx.iter().any(own_part));
+    if element_read {
+        return false;
+    }
+    let Some(body) = site.node.field("body") else { return false };
+    // The loop's own names: its indices, the names its header binds
+    // (`value` in `for i, value in enumerate(values)`) and its body's.
+    let header: Vec<&str> = site
+        .node
+        .field("left")
+        .map(|l| module.preorder(l).filter(|t| t.kind_name() == "identifier").map(|t| module.text_of(t)).collect())
+        .unwrap_or_default();
+    let loop_name = |name: &str| shape.vars.iter().chain(&shape.locals).chain(&header).any(|v| *v == name);
+    // Whole data among a call's arguments: a slice, a row of an array the
+    // loop writes (`proba[k]`), or a name that is not a number and not in
+    // arithmetic with the loop's index (`y` in `y == k`, not `dx` in `i * dx`).
+    let whole = |argument: Node<'t>| {
+        module.preorder(argument).any(|n| match n.kind_name() {
+            "subscript" => {
+                let index = n.field("subscript").map_or("", |i| module.text_of(i));
+                let array = n.field("value").map_or("", |v| module.text_of(v));
+                index.contains(':') || shape.writes.iter().any(|(w, _)| w == array)
+            }
+            "identifier" => {
+                let name = module.text_of(n);
+                let label = module.parent(n).is_some_and(|p| gpulens_syntax::is_label(p, n) || p.field("function") == Some(n));
+                !label
+                    && !loop_name(name)
+                    && module.import_at(name, n.start_byte()).is_none()
+                    && !matches!(module.value(n, site.scope), Value::Int(_) | Value::Scalar)
+                    && !module.ancestors(n).take_while(|a| argument.start_byte() <= a.start_byte() && a.end_byte() <= argument.end_byte()).any(|a| {
+                        a.kind_name() == "binary_operator"
+                            && module.preorder(a).any(|m| m.kind_name() == "identifier" && loop_name(module.text_of(m)))
+                    })
+            }
+            _ => false,
+        })
+    };
+    module.preorder(body).filter(|n| n.kind_name() == "call").any(|call| {
+        module.resolve_call_in(call, site.scope).is_some_and(|(_, api)| api.kind == gpulens_knowledge::ApiKind::Compute)
+            && call.field("arguments").is_some_and(|args| {
+                args.named_children(&mut args.walk()).any(|a| match a.kind_name() {
+                    "keyword_argument" => a.field("value").is_some_and(whole),
+                    _ => whole(a),
+                })
+            })
+    })
 }
 
 /// `call` is `items.append(...)` (or another method that adds or removes
