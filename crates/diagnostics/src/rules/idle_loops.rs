@@ -33,16 +33,19 @@ pub(super) fn over_axes(module: &crate::Module<'_>, node: Node<'_>, var: &str) -
     })
 }
 
-/// Whether `name` holds a Python mapping where it is used: its value is a
-/// dict display or comprehension, or a call of `dict`, `defaultdict`,
-/// `OrderedDict` or `Counter`.
-pub(super) fn python_mapping(module: &crate::Module<'_>, name: Node<'_>, scope: usize) -> bool {
+/// Whether `name` holds a Python mapping or list where it is used: its
+/// value is a dict or list display or comprehension, a repeated list
+/// (`[0] * n`), or a call of `dict`, `defaultdict`, `OrderedDict` or
+/// `Counter`. Its entries are Python objects, which no kernel writes.
+pub(super) fn python_container(module: &crate::Module<'_>, name: Node<'_>, scope: usize) -> bool {
     if name.kind_name() != "identifier" {
         return false;
     }
     let Some(value) = module.assigned_from(name, scope) else { return false };
     match value.kind_name() {
-        "dictionary" | "dictionary_comprehension" => true,
+        "dictionary" | "dictionary_comprehension" | "list" | "list_comprehension" => true,
+        // `[0] * n`: a list of n copies.
+        "binary_operator" => value.field("left").is_some_and(|l| l.kind_name() == "list") || value.field("right").is_some_and(|r| r.kind_name() == "list"),
         "call" => value.field("function").is_some_and(|f| {
             let callee = module.text_of(f);
             matches!(callee.rsplit('.').next(), Some("dict" | "defaultdict" | "OrderedDict" | "Counter"))

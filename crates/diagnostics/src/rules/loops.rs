@@ -10,7 +10,7 @@
 use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
-use super::idle_loops::{copies_only, over_axes, python_mapping};
+use super::idle_loops::{copies_only, over_axes, python_container};
 use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_loop, zip_of_arrays};
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
 use crate::Code;
@@ -772,10 +772,10 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, compiled: bool) -> Opt
             "assignment" | "augmented_assignment" => {
                 if let Some(left) = node.field("left") {
                     match left.kind_name() {
-                        // A mapping (`lengths = {}`, `defaultdict(int)`):
-                        // keys are Python objects no kernel writes.
-                        "subscript" if left.field("value").is_some_and(|v| python_mapping(module, v, site.scope)) => {
-                            block(&mut shape, "writes a Python dict")
+                        // A mapping or a list (`lengths = {}`, `counts = [0] * k`):
+                        // Python objects, which no kernel writes.
+                        "subscript" if left.field("value").is_some_and(|v| python_container(module, v, site.scope)) => {
+                            block(&mut shape, "writes a Python dict or list")
                         }
                         "subscript" => {
                             if let Some(access) = element(module, left) {
