@@ -54,7 +54,8 @@ pub(super) fn python_container(module: &crate::Module<'_>, name: Node<'_>, scope
     }
 }
 
-/// Every statement of the loop's body (and of the `for` loops nested in it)
+/// Every statement of the loop's body (and of the `for` loops nested in it,
+/// and of the `if`s without calls in their tests)
 /// writes one array element with a constant (`out[i, j] = np.inf`), with
 /// another array's element at the same index (`out[i, j] = cost[i, j]`), or
 /// with the item the loop enumerates (`out[i] = item` in `for i, item in
@@ -92,6 +93,15 @@ pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
             match statement.kind_name() {
                 "comment" => {}
                 "for_statement" => blocks.extend(statement.field("body")),
+                // A copy or fill where a test of the elements holds (`if not
+                // t[i, i]: t[i, i] = eps`): what a masked assignment does.
+                // (A test that calls something computes.)
+                "if_statement"
+                    if statement.field("alternative").is_none()
+                        && statement.field("condition").is_some_and(|c| !module.preorder(c).any(|n| n.kind_name() == "call")) =>
+                {
+                    blocks.extend(statement.field("consequence"))
+                }
                 "expression_statement" => {
                     let Some(assignment) = statement.named_child(0).filter(|a| a.kind_name() == "assignment") else { return false };
                     let (Some(left), Some(right)) = (assignment.field("left"), assignment.field("right")) else { return false };

@@ -271,7 +271,21 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         })
     };
     let mut folded: Vec<usize> = Vec::new();
+    // The loops reported as kernels, whole: a loop inside one (the loops
+    // come outermost first) is each thread's own, not another kernel.
+    let mut kernels: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut previous: Option<(std::ops::Range<usize>, usize)> = None;
     for site in &module.loops {
+        if let Some((range, before)) = previous.take() {
+            if out[before..].iter().any(|f| matches!(f.code, Code::NUMBA001 | Code::NUMBA002 | Code::WARP001)) {
+                kernels.push(range);
+            }
+        }
+        let at = site.node.byte_range();
+        previous = Some((at.clone(), out.len()));
+        if kernels.iter().any(|k| k.start <= at.start && at.end <= k.end) {
+            continue;
+        }
         if folded.contains(&site.node.id()) || compiled().contains(&site.scope) || !uses_arrays(site.node.start_byte()) {
             continue;
         }
@@ -774,7 +788,8 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, compiled: bool) -> Opt
                     match left.kind_name() {
                         // A mapping or a list (`lengths = {}`, `counts = [0] * k`):
                         // Python objects, which no kernel writes.
-                        "subscript" if left.field("value").is_some_and(|v| python_container(module, v, site.scope)) => {
+                        // (`spans[i][0] = x`: the list of lists is the one written.)
+                        "subscript" if python_container(module, subscript_base(left), site.scope) => {
                             block(&mut shape, "writes a Python dict or list")
                         }
                         "subscript" => {
@@ -890,6 +905,19 @@ fn vectorised_passes<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, shape: &Shap
                 })
             })
     })
+}
+
+/// The array or container a subscript indexes, under any further
+/// subscripts (`spans` in `spans[i][0]`).
+fn subscript_base(node: Node<'_>) -> Node<'_> {
+    let mut base = node;
+    while base.kind_name() == "subscript" {
+        match base.field("value") {
+            Some(v) => base = v,
+            None => break,
+        }
+    }
+    base
 }
 
 /// `call` is `items.append(...)` (or another method that adds or removes
