@@ -507,6 +507,13 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
     };
     let Some(target) = parent.field("left").filter(|l| l.kind_name() == "subscript") else { return false };
     let Some(array) = target.field("value") else { return false };
+    // One element of a vector (`out[i] = np.sin(i * dx)`): one number.
+    let indices: Vec<Node<'_>> = target.children_by_field_name("subscript", &mut target.walk()).collect();
+    if let [index] = indices.as_slice() {
+        if matches!(module.value(*index, call.site.scope), Value::Int(_) | Value::Scalar) && module.one_dimensional(array, call.site.scope) {
+            return true;
+        }
+    }
     // The block written (`m[:3, :3]`: nine elements), else the whole array.
     let small = |v: Value| matches!(v, Value::Array(Some(_))) && call.is_small(v);
     small(module.value(target, call.site.scope)) || small(module.value(array, call.site.scope))
@@ -534,7 +541,8 @@ pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<
             fp64_phrase(call.cx)
         )
     } else if let Some(partner) = with_heavy {
-        let partner = partner.field("function").map_or("", |f| call.cx.module.text_of(f));
+        // (A product written `a @ b` has no callee: the operator names it.)
+        let partner = partner.field("function").map_or("@", |f| call.cx.module.text_of(f));
         format!(
             " It works on the same data as `{partner}`, whose work is heavy enough to move to the GPU on its own: kept \
              there with it, this needs no copy of its own (one cheap operation alone would lose to the copies)."
