@@ -1,6 +1,7 @@
 //! Loops that compute nothing a kernel would, read from their bodies: they
-//! only copy, fill a Python mapping, or step over an array's axes. The loop
-//! rules (`loops`) leave them alone.
+//! only copy, fill a Python mapping or list, grow a collection pass by
+//! pass, or step over an array's axes. The loop rules (`loops`) leave them
+//! alone.
 
 use gpulens_syntax::Node;
 use gpulens_syntax::NodeExt;
@@ -123,4 +124,33 @@ pub(super) fn copies_only(module: &crate::Module<'_>, node: Node<'_>) -> bool {
         }
     }
     writes > 0
+}
+
+/// The array or container a subscript indexes, under any further
+/// subscripts (`spans` in `spans[i][0]`).
+pub(super) fn subscript_base(node: Node<'_>) -> Node<'_> {
+    let mut base = node;
+    while base.kind_name() == "subscript" {
+        match base.field("value") {
+            Some(v) => base = v,
+            None => break,
+        }
+    }
+    base
+}
+
+/// `call` is `items.append(...)` (or another method that adds or removes
+/// entries) on a name the loop's body does not bind itself.
+pub(super) fn grows_outer_collection(module: &crate::Module<'_>, call: Node<'_>, body: Node<'_>) -> bool {
+    let Some(function) = call.field("function").filter(|f| f.kind_name() == "attribute") else { return false };
+    let method = function.field("attribute").map_or("", |a| module.text_of(a));
+    if !matches!(method, "append" | "extend" | "insert" | "pop" | "remove" | "add" | "discard" | "appendleft" | "popleft" | "clear") {
+        return false;
+    }
+    let Some(object) = function.field("object").filter(|o| o.kind_name() == "identifier") else { return false };
+    let name = module.text_of(object);
+    // (Bound in the body: a pass's own list, e.g. `parts = []` then `parts.append(x)`.)
+    !module.preorder(body).any(|n| {
+        n.kind_name() == "assignment" && n.field("left").is_some_and(|l| l.kind_name() == "identifier" && module.text_of(l) == name)
+    })
 }

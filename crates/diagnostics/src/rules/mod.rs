@@ -16,6 +16,7 @@ pub(crate) mod loop_headers;
 pub(crate) mod loops;
 mod models;
 pub(crate) mod per_piece;
+mod recurrences;
 
 pub(crate) use context::{draws_on_figures, may_draw, plotting_names, PLOTTING};
 pub(crate) use cupy::{light_array_operation, CHAIN as CUPY_CHAIN};
