@@ -275,15 +275,8 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
     // The loops reported as kernels, whole: a loop inside one (the loops
     // come outermost first) is each thread's own, not another kernel.
     let mut kernels: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut previous: Option<(std::ops::Range<usize>, usize)> = None;
     for site in &module.loops {
-        if let Some((range, before)) = previous.take() {
-            if out[before..].iter().any(|f| matches!(f.code, Code::NUMBA001 | Code::NUMBA002 | Code::WARP001)) {
-                kernels.push(range);
-            }
-        }
         let at = site.node.byte_range();
-        previous = Some((at.clone(), out.len()));
         if kernels.iter().any(|k| k.start <= at.start && at.end <= k.end) {
             continue;
         }
@@ -399,11 +392,11 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             }
             idx
         }
-        let moving = |i: &String| shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v));
+        let moving = |i: &String| shape.moves(i);
         // The same row: the same first index, and past it only fixed
         // positions or slices (`out[i, 0]` and `out[i, 1:]`).
         let same_row = |r: &[&str], w: &[&str]| {
-            r.first() == w.first() && r.iter().skip(1).chain(w.iter().skip(1)).all(|i| !shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v)))
+            r.first() == w.first() && r.iter().skip(1).chain(w.iter().skip(1)).all(|i| !shape.moves(i))
         };
         let carried = !declared && shape.reads.iter().any(|(a, r)| {
             r.iter().any(moving)
@@ -471,6 +464,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let has_dt = shape.names.iter().any(|n| *n == "dt" || *n == "delta_t" || *n == "timestep");
         if physics >= 2 && (has_dt || physics >= 3) {
             let lib = library(cx, "warp");
+            kernels.push(at.clone());
             out.push(finding(
                 site.node,
                 Code::WARP001,
@@ -533,6 +527,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             });
             if !parallel && heavy {
                 let name = jit.field("definition").and_then(|d| d.field("name")).map_or("", |n| module.text_of(n));
+                kernels.push(at.clone());
                 out.push(finding(
                     site.node,
                     Code::NUMBA002,
@@ -550,6 +545,7 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             }
             continue;
         }
+        kernels.push(at.clone());
         out.push(finding(
             site.node,
             Code::NUMBA001,
@@ -753,15 +749,14 @@ fn analyse<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, compiled: bool) -> Opt
 /// the body calls a NumPy function on data that is not one number.
 fn vectorised_passes<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, shape: &Shape<'t>) -> bool {
     let module = cx.module;
-    let moving = |i: &String| shape.vars.iter().chain(&shape.locals).any(|v| mentions(i, v));
     // (A row or column picked at the index, `x[i, ::-1]`, is the pass's
     // own data too, and so is a window both of whose ends move with it,
     // `x[k * w:(k + 1) * w]`; a suffix or prefix, `b[m + 1:]`, is not.)
     let own_part = |i: &String| {
         let mut ends = i.split(':');
         match (ends.next(), ends.next()) {
-            (Some(start), Some(stop)) => moving(&start.to_string()) && moving(&stop.to_string()),
-            _ => moving(i),
+            (Some(start), Some(stop)) => shape.moves(start) && shape.moves(stop),
+            _ => shape.moves(i),
         }
     };
     let element_read = shape.reads.iter().any(|(array, idx)| !shape.writes.iter().any(|(w, _)| w == array) && idx.iter().any(own_part));
@@ -811,6 +806,14 @@ fn vectorised_passes<'t>(cx: &Context<'_, 't>, site: &LoopSite<'t>, shape: &Shap
                 })
             })
     })
+}
+
+impl Shape<'_> {
+    /// Whether an index (as written) moves with the loop: it uses one of
+    /// the nest's variables or a name the body assigns.
+    fn moves(&self, index: &str) -> bool {
+        self.vars.iter().chain(&self.locals).any(|v| mentions(index, v))
+    }
 }
 
 fn block(shape: &mut Shape<'_>, why: &str) {
