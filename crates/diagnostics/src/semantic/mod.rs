@@ -31,6 +31,13 @@ pub(crate) use attributes::*;
 /// How deep value evaluation may recurse through expressions and bindings.
 const MAX_EVAL_DEPTH: u32 = 24;
 
+/// How many evaluations may be under way inside one another, whatever depth
+/// each was asked at: a guard for the stack. Questions that start afresh
+/// (at depth 0) from inside an evaluation could otherwise ask one another
+/// without end on code defined through itself, and a stack overflow ends
+/// the process (every file's findings lost, or the language server).
+const MAX_NESTED_EVALS: u32 = 150;
+
 /// Module attributes that are single numbers. (Constants of Python's `math`
 /// and `cmath` and of NumPy, fixed for good: the knowledge base holds what
 /// the GPU libraries map, and `math` is none of its modules.)
@@ -234,6 +241,8 @@ pub struct Module<'t> {
     /// Set while evaluating under a provisional value: nothing worked out
     /// is remembered (it may rest on that value).
     no_memo: std::cell::Cell<bool>,
+    /// Evaluations under way, one inside another (see [`MAX_NESTED_EVALS`]).
+    nested: std::cell::Cell<u32>,
     /// Class node id → its `self.x = …` statements (see [`self_assignments`]):
     /// where each starts in the text, and the attribute's length after
     /// `self.`. A large class's text is read once, not once per attribute
@@ -382,6 +391,7 @@ impl<'t> Module<'t> {
             attributes_in_progress: std::cell::RefCell::new(Vec::new()),
             provisional: std::cell::RefCell::new(None),
             no_memo: std::cell::Cell::new(false),
+            nested: std::cell::Cell::new(0),
             class_assignments: std::cell::RefCell::new(HashMap::default()),
             class_methods: std::cell::RefCell::new(HashMap::default()),
             evaluated: std::cell::RefCell::new(HashMap::default()),

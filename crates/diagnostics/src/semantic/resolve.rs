@@ -58,7 +58,7 @@ impl<'t> Module<'t> {
         if let Some(found) = self.resolve_call(call) {
             return Some(found);
         }
-        if let Some(found) = self.resolve_mirror(call, scope) {
+        if let Some(found) = self.resolve_mirror(call, scope, 0) {
             return Some(found);
         }
         let callee = call.field("function").filter(|f| f.kind_name() == "identifier")?;
@@ -75,7 +75,10 @@ impl<'t> Module<'t> {
     /// (`a.dot(b)` on a NumPy array `a` is `numpy.dot(a, b)`): the function
     /// and its entry. Remembered, so that the call's arguments start with
     /// the array (see [`Module::argument`]).
-    pub fn resolve_mirror(&self, call: Node<'_>, scope: usize) -> Option<(String, &'static ApiMapping)> {
+    /// `depth` is how deep an evaluation asks (see [`Module::eval`]): the
+    /// array is read under the same limit, so that a value defined through
+    /// its own method calls (`self.b[:, d] = self.b[:, d].dot(g)`) ends.
+    pub fn resolve_mirror(&self, call: Node<'_>, scope: usize, depth: u32) -> Option<(String, &'static ApiMapping)> {
         let callee = call.field("function").filter(|f| f.kind_name() == "attribute")?;
         let name = self.knowledge.mirrored(self.text_of(callee.field("attribute")?))?;
         let api = self.knowledge.api(&name)?;
@@ -83,7 +86,7 @@ impl<'t> Module<'t> {
             // (A NumPy array's: not a table's or a GPU array's, nor a Python
             // list's, whose `sort` is its own.)
             let object = callee.field("object")?;
-            if !matches!(self.eval(object, scope, 0), Value::Array(_)) || self.python_sequence(object, scope, 0) {
+            if !matches!(self.eval(object, scope, depth), Value::Array(_)) || self.python_sequence(object, scope, depth) {
                 return None;
             }
             self.mirror_calls.borrow_mut().insert(call.id());

@@ -124,8 +124,15 @@ impl<'t> Module<'t> {
             self.reach(MAX_EVAL_DEPTH + 1);
             return known;
         }
+        // (Past the guard, cut as the depth limit cuts: nothing above it is remembered.)
+        if self.nested.get() >= MAX_NESTED_EVALS {
+            self.reach(MAX_EVAL_DEPTH + 1);
+            return Value::Unknown;
+        }
+        self.nested.set(self.nested.get() + 1);
         let outer = self.reached.replace(depth);
         let value = self.eval_anew(expr, scope, depth);
+        self.nested.set(self.nested.get() - 1);
         let reached = self.reached.get();
         if self.no_memo.get() {
         } else if reached <= MAX_EVAL_DEPTH {
@@ -557,7 +564,7 @@ impl<'t> Module<'t> {
                 };
             }
         }
-        if let Some((name, api)) = self.resolve_call(call).or_else(|| self.resolve_mirror(call, scope)) {
+        if let Some((name, api)) = self.resolve_call(call).or_else(|| self.resolve_mirror(call, scope, depth)) {
             if matches!(name.as_str(), "numpy.dot" | "numpy.matmul") {
                 let (a, b) = (self.argument(call, "a", 0), self.argument(call, "b", 1));
                 if let Some(k) = a.zip(b).and_then(|(a, b)| self.gram_columns(a, b, scope)) {
