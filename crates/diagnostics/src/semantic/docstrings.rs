@@ -53,6 +53,17 @@ pub(crate) fn documented_types<'a>(doc: &'a str) -> Vec<(&'a str, &'a str)> {
             let names: Vec<&str> = names.split(',').map(str::trim).collect();
             if names.iter().all(|n| is_name(n)) {
                 out.extend(names.into_iter().map(|n| (n, ty.trim())));
+                continue;
+            }
+        }
+        // The same with the colon written against the name (`name: type`,
+        // `mean: [n_dim] array`), or Google's entry without a type, whose
+        // few words say what it is (`x: the input array`). A sentence is
+        // not a type.
+        if let Some((name, ty)) = line.split_once(": ") {
+            let ty = ty.trim();
+            if is_name(name) && !ty.is_empty() && ty.split_whitespace().count() <= 6 {
+                out.push((name, ty));
             }
         }
     }
@@ -64,19 +75,39 @@ pub(crate) fn documented_types<'a>(doc: &'a str) -> Vec<(&'a str, &'a str)> {
 /// `[p, n, 3]`; `ndarray (k_ar x neqs)` gives `[k_ar, neqs]`). Words in
 /// parentheses that are not a shape (`(optional)`, `(default: 3)`) are not:
 /// one word counts only in an array's type or with its comma (`(n,)`).
-pub(super) fn documented_shapes(lower: &str) -> Vec<Vec<&str>> {
+pub(super) fn documented_shapes<'a>(lower: &'a str) -> Vec<Vec<&'a str>> {
     let arrays = ["array", "ndarray", "vector", "sequence", "list"].iter().any(|w| lower.contains(w));
     let mut shapes = Vec::new();
+    let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    let dimensions = |inside: &'a str| -> Vec<&'a str> {
+        inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect()
+    };
     let mut rest = lower;
     while let Some(open) = rest.find('(') {
         let Some(len) = rest[open..].find(')') else { break };
         let inside = &rest[open + 1..open + len];
         rest = &rest[open + len + 1..];
-        let dims: Vec<&str> =
-            inside.split(',').flat_map(|d| d.split(" x ")).flat_map(|d| d.split('×')).map(str::trim).filter(|d| !d.is_empty()).collect();
-        let dimension = |d: &&str| d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        let dims = dimensions(inside);
         if !dims.is_empty() && dims.iter().all(dimension) && (arrays || inside.contains(',')) {
             shapes.push(dims);
+        }
+    }
+    // In square brackets (`[n_samples, n_features] array`, `shape =
+    // [n_dim]`), in an array's type or after `shape`: not a type's
+    // subscript (`NDArray[np.float64]`, `list[int]`), which follows a name,
+    // nor a range of values (`float in [0, 1]`), which is neither.
+    if arrays || lower.contains("shape") {
+        let mut at = 0;
+        while let Some(open) = lower[at..].find('[').map(|o| at + o) {
+            let Some(len) = lower[open..].find(']') else { break };
+            at = open + len + 1;
+            if lower[..open].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ']') {
+                continue;
+            }
+            let dims = dimensions(&lower[open + 1..open + len]);
+            if !dims.is_empty() && dims.iter().all(dimension) {
+                shapes.push(dims);
+            }
         }
     }
     shapes
