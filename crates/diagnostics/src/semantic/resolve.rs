@@ -86,7 +86,12 @@ impl<'t> Module<'t> {
             // (A NumPy array's: not a table's or a GPU array's, nor a Python
             // list's, whose `sort` is its own.)
             let object = callee.field("object")?;
-            if !matches!(self.eval(object, scope, depth), Value::Array(_)) || self.python_sequence(object, scope, depth) {
+            // (Nor a SciPy sparse matrix's: `D.dot(A)` with `D = sparse.diags(w)`
+            // scales rows, one multiply per stored element.)
+            if !matches!(self.eval(object, scope, depth), Value::Array(_))
+                || self.python_sequence(object, scope, depth)
+                || self.evidently_sparse(object, scope, 0)
+            {
                 return None;
             }
             self.mirror_calls.borrow_mut().insert(call.id());

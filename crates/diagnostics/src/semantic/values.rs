@@ -293,8 +293,9 @@ impl<'t> Module<'t> {
                     }
                 }
                 // A table's column labels or column types (`df.columns`,
-                // `df.dtypes`): one entry per column, not the table's data.
-                if expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "columns" | "dtypes")) {
+                // `df.dtypes`): one entry per column, not the table's data;
+                // its row labels (`df.index`) are labels, not a table either.
+                if expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "columns" | "dtypes" | "index")) {
                     return Value::Unknown;
                 }
                 let is_values = expr.field("attribute").is_some_and(|a| matches!(self.text_of(a), "values" | "_values"));
@@ -599,8 +600,9 @@ impl<'t> Module<'t> {
             };
         }
         let qualified = self.qualified_name(function);
-        // The `math` module's functions take and give numbers.
-        if qualified.as_deref().is_some_and(|n| n.starts_with("math.")) {
+        // The `math` module's functions take and give numbers, and the
+        // standard `random` module's draws are one number each.
+        if qualified.as_deref().is_some_and(|n| n.starts_with("math.") || python_random_number(n)) {
             return Value::Scalar;
         }
         // Another NumPy or SciPy special function of numbers
@@ -770,6 +772,12 @@ impl<'t> Module<'t> {
 /// a size (`np.eye(n)`, `np.tri(n)`, `scipy.special.roots_legendre(n)`).
 /// (The knowledge's functions are read from it before this.)
 fn of_numbers_a_number(name: &str) -> bool {
+    // A SciPy distribution's functions (`stats.t.ppf(0.975, dof)`,
+    // `stats.norm.cdf(z)`) are element-wise in their arguments.
+    if let Some((distribution, method)) = name.strip_prefix("scipy.stats.").and_then(|f| f.split_once('.')) {
+        return !distribution.contains('.')
+            && matches!(method, "pdf" | "logpdf" | "cdf" | "logcdf" | "sf" | "logsf" | "ppf" | "isf" | "pmf" | "logpmf");
+    }
     if let Some(function) = name.strip_prefix("numpy.") {
         const MAKERS: &[&str] = &[
             "eye", "identity", "tri", "indices", "geomspace", "diag_indices", "tril_indices", "triu_indices", "mask_indices",
@@ -781,6 +789,20 @@ fn of_numbers_a_number(name: &str) -> bool {
     }
     name.strip_prefix("scipy.special.")
         .is_some_and(|f| !f.contains("roots") && !f.contains("zeros") && !matches!(f, "bernoulli" | "euler"))
+}
+
+/// A function of Python's `random` module that draws one number
+/// (`random.random()`, `random.gauss(0, 1)`), not one that picks or
+/// shuffles the items of a sequence.
+fn python_random_number(name: &str) -> bool {
+    name.strip_prefix("random.").is_some_and(|f| {
+        matches!(
+            f,
+            "random" | "uniform" | "triangular" | "randint" | "randrange" | "getrandbits" | "gauss" | "normalvariate"
+                | "lognormvariate" | "expovariate" | "vonmisesvariate" | "gammavariate" | "betavariate" | "paretovariate"
+                | "weibullvariate" | "binomialvariate"
+        )
+    })
 }
 
 /// The alternatives of a type: `A | B`, `Optional[A]`, `Union[A, B]` (by any
