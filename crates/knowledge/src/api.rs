@@ -191,6 +191,12 @@ pub struct ApiMapping {
     /// tells its input's size on.
     #[serde(default)]
     pub keeps_size: bool,
+    /// An estimator whose fit is one cheap pass over the data (a scaler's
+    /// means and deviations, or minima and maxima): like light array work,
+    /// worth the GPU only beside other GPU work in the same function, where
+    /// the data is on the GPU anyway.
+    #[serde(default)]
+    pub light_fit: bool,
 }
 
 fn default_support() -> Support {

@@ -94,6 +94,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     }
     loops::check(cx, &mut out);
     models::ray_casting_functions(cx, &mut out);
+    models::keep_light_fits_beside_work(cx, &mut out);
     // The data behind a plot is what gets drawn: small, and the time goes to drawing.
     // Code Numba compiles for the CPU is machine code already, and cannot call CuPy.
     out.retain(|f| {

@@ -364,6 +364,67 @@ pub(super) fn ray_casting_functions(cx: &Context<'_, '_>, out: &mut Vec<Finding>
     }
 }
 
+/// A model whose fit is one cheap pass (a scaler: `light_fit` in the
+/// knowledge), fitted or applied at `node`: built there, or held by the
+/// object whose method is called.
+fn light_model_work(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>, scope: usize) -> bool {
+    let module = cx.module;
+    if node.kind_name() != "call" {
+        return false;
+    }
+    if let Some((_, api)) = module.resolve_call_in(node, scope) {
+        return api.light_fit;
+    }
+    let Some(object) = node.field("function").filter(|f| f.kind_name() == "attribute").and_then(|f| f.field("object")) else {
+        return false;
+    };
+    // (`StandardScaler().fit(x)`: the construction is the receiver.)
+    if object.kind_name() == "call" {
+        return light_model_work(cx, object, scope);
+    }
+    match module.value(object, scope) {
+        Value::Model(cpu) => module.knowledge().api(cpu).is_some_and(|api| api.light_fit),
+        _ => false,
+    }
+}
+
+/// Drops the cuML findings on light fits (a scaler's one pass) in functions
+/// that do no other work the GPU pays off for: alone, one pass over the
+/// data gains less than its copy to the GPU costs, the judgement light
+/// array and table work gets. Beside a model cuML fits, or array work that
+/// moves to the GPU, the data is there already and the scaler rides along.
+pub(super) fn keep_light_fits_beside_work(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+    let module = cx.module;
+    let light: Vec<bool> = out
+        .iter()
+        .map(|f| {
+            f.library == "cuml"
+                && f.code.rule().kind == crate::registry::Kind::Advice
+                && module.node_at(f.range.clone()).is_some_and(|n| {
+                    let scope = super::context::function_of(module, n).map_or(crate::semantic::MODULE_SCOPE, |f| f.id());
+                    light_model_work(cx, n, scope)
+                })
+        })
+        .collect();
+    if !light.iter().any(|l| *l) {
+        return;
+    }
+    let function = |f: &Finding| module.node_at(f.range.clone()).and_then(|n| super::context::function_of(module, n)).map(|f| f.id());
+    let worked: rustc_hash::FxHashSet<Option<usize>> = out
+        .iter()
+        .zip(&light)
+        .filter(|(f, l)| !**l && f.code.rule().kind == crate::registry::Kind::Advice && !f.stays_on_cpu)
+        .map(|(f, _)| function(f))
+        .collect();
+    let mut i = 0;
+    out.retain(|f| {
+        let keep = !light[i] || worked.contains(&function(f));
+        i += 1;
+        keep
+    });
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::names_a_mesh_or_ray;
