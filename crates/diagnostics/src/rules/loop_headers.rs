@@ -46,7 +46,82 @@ pub(super) fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize)
         [start, stop, ..] => int(start).zip(int(stop)).map(|(a, b)| b.saturating_sub(a)),
         _ => None,
     };
+    // Not known exactly, but at most a few passes: as good as known for
+    // saying the loop is small (and only that: a bound is not a count).
+    let size = size.or_else(|| {
+        // (With a step, the stop may be the low end: `range(n, 0, -1)`.)
+        let stop = match args.as_slice() {
+            [stop] | [_, stop] => *stop,
+            _ => return None,
+        };
+        count_bound(cx, stop, scope, 0).filter(|n| *n < cx.settings.min_elements)
+    });
     Some((var, size))
+}
+
+/// The most a count (a `range`'s stop) can be when the code bounds it
+/// without stating it: the variable of a loop around (`for m in range(k)`
+/// inside `for k in range(1, 11)` runs fewer than 11 times), or a parameter
+/// whose default is a number (`kmax=10`: the count the function is written
+/// for), give or take a number (`kmax + 1`).
+fn count_bound(cx: &Context<'_, '_>, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
+    let module = cx.module;
+    if depth > 4 {
+        return None;
+    }
+    if let Value::Int(v) = module.value(expr, scope) {
+        return Some(v);
+    }
+    match expr.kind_name() {
+        "parenthesized_expression" => count_bound(cx, expr.named_child(0)?, scope, depth + 1),
+        "binary_operator" => {
+            let (left, right) = (expr.field("left")?, expr.field("right")?);
+            let Value::Int(n) = module.value(right, scope) else { return None };
+            let bound = count_bound(cx, left, scope, depth + 1)?;
+            match module.text_of(expr.field("operator")?) {
+                "+" => Some(bound.saturating_add(n)),
+                "-" | "//" => Some(bound),
+                _ => None,
+            }
+        }
+        "identifier" => {
+            let name = module.text_of(expr);
+            for a in module.ancestors(expr) {
+                match a.kind_name() {
+                    "for_statement" if a.field("left").is_some_and(|l| module.text_of(l) == name) => {
+                        let (_, args) = range_header(module, a)?;
+                        let stop = match args.as_slice() {
+                            [stop] | [_, stop] => *stop,
+                            _ => return None,
+                        };
+                        return count_bound(cx, stop, scope, depth + 1);
+                    }
+                    "function_definition" | "lambda" => {
+                        // Assigned in the function: what it is assigned is
+                        // not a default.
+                        if !module.sees_parameter(expr, scope) {
+                            return None;
+                        }
+                        let params = a.field("parameters")?;
+                        let mut cursor = params.walk();
+                        let default = params.named_children(&mut cursor).find_map(|p| {
+                            let named = p.field("name").is_some_and(|n| module.text_of(n) == name);
+                            (named && matches!(p.kind_name(), "default_parameter" | "typed_default_parameter"))
+                                .then(|| p.field("value"))
+                                .flatten()
+                        });
+                        return match default.map(|d| module.value(d, scope)) {
+                            Some(Value::Int(v)) => Some(v),
+                            _ => None,
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 /// `for i, x in enumerate(a)` over an array (or what may be one: a name,
