@@ -12,7 +12,7 @@ use gpulens_syntax::Node;
 
 use super::idle_loops::{copies_only, grows_outer_collection, over_axes, python_container, subscript_base};
 use super::recurrences::carries_scalar;
-use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_loop, zip_of_arrays};
+use super::loop_headers::{enumerate_element, enumerates_zip, prange_loop, range_header, range_loop, zip_of_arrays};
 use super::{estimate_phrase, install, library, scale_out_phrase, thousands};
 use crate::Code;
 use crate::semantic::{LoopSite, Value};
@@ -438,15 +438,17 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
             ""
         };
         if carried {
-            if let Some(op) = running_op(cx, &shape) {
+            if let Some((op, down)) = running_op(cx, site.node, &shape) {
                 let lib = library(cx, "cupy");
+                // (Counting down, the sum runs from the end: over the array reversed.)
+                let (of, reversed) = if down { (" from the end", " of the array reversed (`x[::-1]`, and the result reversed back)") } else { ("", "") };
                 out.push(finding(
                     site.node,
                     Code::CUPY002,
-                    format!("This loop is a running {op}: `cupy.cum{op}` computes it on the GPU in one call"),
+                    format!("This loop is a running {op}{of}: `cupy.cum{op}` computes it on the GPU in one call"),
                     format!(
                         "Each iteration of this loop needs the previous one's result, so it cannot become a GPU \
-                         kernel. It is a running {op}, though: `np.cum{op}` computes it in one call, and \
+                         kernel. It is a running {op}, though: `np.cum{op}`{reversed} computes it in one call, and \
                          `cupy.cum{op}` does so on the GPU (install: {}).",
                         install(cx, lib)
                     ),
@@ -876,8 +878,9 @@ fn mentions(index: &str, var: &str) -> bool {
         .any(|token| token == var)
 }
 
-/// `x[i] = x[i-1] + a[i]` → "sum"; `x[i] = x[i-1] * a[i]` → "prod".
-fn running_op(cx: &Context<'_, '_>, shape: &Shape<'_>) -> Option<&'static str> {
+/// `x[i] = x[i-1] + a[i]` → "sum"; `x[i] = x[i-1] * a[i]` → "prod"; and
+/// whether it runs from the end (a loop counting down, `x[i] = x[i+1] + a[i]`).
+fn running_op(cx: &Context<'_, '_>, node: Node<'_>, shape: &Shape<'_>) -> Option<(&'static str, bool)> {
     let statement = shape.single?;
     let assignment = if statement.kind_name() == "expression_statement" { statement.named_child(0)? } else { statement };
     if assignment.kind_name() != "assignment" || shape.vars.len() != 1 {
@@ -890,15 +893,21 @@ fn running_op(cx: &Context<'_, '_>, shape: &Shape<'_>) -> Option<&'static str> {
     let op = cx.module.text_of(right.field("operator")?);
     let (array, _) = shape.writes.first()?;
     let var = shape.vars[0];
-    let previous = format!("{array}[{var}-1]");
+    // The element the pass before wrote: the one below, or above in a
+    // loop counting down (`range(n - 1, 0, -1)`), where `x[i - 1]` is
+    // still the input's and each pass is independent of the others.
+    let down = range_header(cx.module, node).is_some_and(|(_, args)| {
+        args.get(2).is_some_and(|step| cx.module.text_of(*step).trim_start().starts_with('-'))
+    });
+    let previous = if down { format!("{array}[{var}+1]") } else { format!("{array}[{var}-1]") };
     let operands = [right.field("left")?, right.field("right")?];
     let uses_previous = operands.iter().any(|o| {
         let text: String = cx.module.text_of(*o).split_whitespace().collect();
         text == previous
     });
     match (uses_previous, op) {
-        (true, "+") => Some("sum"),
-        (true, "*") => Some("prod"),
+        (true, "+") => Some(("sum", down)),
+        (true, "*") => Some(("prod", down)),
         _ => None,
     }
 }
