@@ -103,7 +103,7 @@ impl<'t> Module<'t> {
     }
 
     /// The function whose node id is `scope`, if the walk entered it.
-    fn function_of_scope(&self, scope: usize) -> Option<Node<'t>> {
+    pub(super) fn function_of_scope(&self, scope: usize) -> Option<Node<'t>> {
         self.functions().by_scope.get(&scope).map(|&i| self.order[i as usize])
     }
 

@@ -24,6 +24,13 @@ impl<'t> Module<'t> {
                 return Some(b);
             }
         }
+        // A nested function sees the names of the functions around it (a
+        // closure's `tside = 2` set before `def func(...)`), then the module's.
+        if scope != MODULE_SCOPE && !self.bindings.contains_key(&(scope, name)) {
+            if let Some(outer) = self.function_of_scope(scope).and_then(|f| self.enclosing_function(f)) {
+                return self.lookup(outer.id(), name, at);
+            }
+        }
         let module = self.bindings.get(&(MODULE_SCOPE, name))?;
         before(module).or_else(|| (scope != MODULE_SCOPE).then(|| module.last().map(|(_, b)| *b)).flatten())
     }
@@ -169,6 +176,18 @@ impl<'t> Module<'t> {
             }
             "true" | "false" | "none" | "string" | "concatenated_string" => Value::Unknown,
             "parenthesized_expression" => expr.named_child(0).map_or(Value::Unknown, |e| self.eval(e, scope, depth)),
+            // `a if cond else b`: what both branches allow.
+            "conditional_expression" => {
+                let mut cursor = expr.walk();
+                let parts: Vec<Node<'_>> = expr.named_children(&mut cursor).filter(|n| n.kind_name() != "comment").collect();
+                match parts.as_slice() {
+                    [then, _, otherwise] => {
+                        let joined = super::flow::join(Some(self.eval(*then, scope, depth)), self.eval(*otherwise, scope, depth));
+                        joined.unwrap_or(Value::Unknown)
+                    }
+                    _ => Value::Unknown,
+                }
+            }
             "unary_operator" => match expr.field("argument").map(|a| self.eval(a, scope, depth)) {
                 Some(Value::Int(_) | Value::Scalar) => Value::Scalar,
                 Some(v @ Value::Array(_)) => v,
