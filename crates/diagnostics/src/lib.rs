@@ -403,6 +403,7 @@ fn run_rules_unless(
     rules::gate_by_compute_capability(&cx, &mut findings);
     let in_test = |f: &Finding| !f.code.rule().in_tests && module.tests.iter().any(|t| t.contains(&f.range.start));
     findings.retain(|f| settings.is_enabled(f.code.as_str()) && !is_suppressed(module, text, f) && !in_test(f));
+    rules::keep_light_fits(&cx, &mut findings);
     if with_fixes {
         fixes::attach(&cx, tree, &mut findings);
     }

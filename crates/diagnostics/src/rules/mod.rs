@@ -94,7 +94,6 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     }
     loops::check(cx, &mut out);
     models::ray_casting_functions(cx, &mut out);
-    models::keep_light_fits_beside_work(cx, &mut out);
     // The data behind a plot is what gets drawn: small, and the time goes to drawing.
     // Code Numba compiles for the CPU is machine code already, and cannot call CuPy.
     out.retain(|f| {
@@ -125,6 +124,14 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Drops light fits (a scaler's) in functions with no other GPU work (see
+/// [`models::keep_light_fits_beside_work`]). Run on the findings that are
+/// said: after tests, suppressions and disabled rules are left out, so that
+/// a finding nobody sees (in a test's decorator, say) keeps no scaler.
+pub(crate) fn keep_light_fits(cx: &Context<'_, '_>, findings: &mut Vec<Finding>) {
+    models::keep_light_fits_beside_work(cx, findings);
 }
 
 /// The advice a library's zero-code-change mode carries out by itself:
