@@ -83,6 +83,11 @@ impl<'t> Module<'t> {
         let name = self.knowledge.mirrored(self.text_of(callee.field("attribute")?))?;
         let api = self.knowledge.api(&name)?;
         if !self.mirror_calls.borrow().contains(&call.id()) {
+            // (A module that imports no NumPy holds no array of its own
+            // making, as for `a @ b`: see [`Module::resolve_matmul`].)
+            if !self.imports_numpy() {
+                return None;
+            }
             // (A NumPy array's: not a table's or a GPU array's, nor a Python
             // list's, whose `sort` is its own.)
             let object = callee.field("object")?;
@@ -121,6 +126,14 @@ impl<'t> Module<'t> {
         }
     }
 
+    /// Whether the module imports NumPy anywhere (asked once per module; the
+    /// incremental plan keys on the same fact).
+    fn imports_numpy(&self) -> bool {
+        self.answer_once(self.root, "imports numpy", || {
+            self.imports.values().flatten().any(|(_, target)| target == "numpy" || target.starts_with("numpy."))
+        })
+    }
+
     /// A matrix product written `a @ b` where an operand is a NumPy array
     /// (the operator of other types — PyTorch's tensors, SciPy's sparse
     /// matrices — is theirs): `numpy.matmul` and its entry.
@@ -128,9 +141,7 @@ impl<'t> Module<'t> {
         let operands = super::arguments::matmul_operands(node)?;
         // (A module that imports no NumPy makes no NumPy array to multiply:
         // a list literal is not one.)
-        if !self.answer_once(self.root, "imports numpy", || {
-            self.imports.values().flatten().any(|(_, target)| target == "numpy" || target.starts_with("numpy."))
-        }) {
+        if !self.imports_numpy() {
             return None;
         }
         let values = operands.map(|o| self.value(o, scope));
