@@ -833,9 +833,9 @@ fn assigned_only_to_raise<'t>(module: &Module<'t>, assignment: Node<'t>, depth: 
 
 /// `node` is inside an `assert`, a `raise`, or the condition of an `if`
 /// (or `elif`) whose block starts by raising.
-fn guards_a_raise(module: &Module<'_>, node: Node<'_>) -> bool {
+pub(crate) fn guards_a_raise(module: &Module<'_>, node: Node<'_>) -> bool {
     let mut child = node;
-    for ancestor in module.ancestors(node).skip(1) {
+    for ancestor in module.ancestors(node) {
         match ancestor.kind_name() {
             "assert_statement" | "raise_statement" => return true,
             "if_statement" | "elif_clause" => {

@@ -61,9 +61,9 @@ pub(super) fn range_loop<'t>(cx: &Context<'_, 't>, node: Node<'t>, scope: usize)
 
 /// The most a count (a `range`'s stop) can be when the code bounds it
 /// without stating it: the variable of a loop around (`for m in range(k)`
-/// inside `for k in range(1, 11)` runs fewer than 11 times), or a parameter
-/// whose default is a number (`kmax=10`: the count the function is written
-/// for), give or take a number (`kmax + 1`).
+/// inside `for k in range(1, kmax + 1)` runs at most `kmax` times), give or
+/// take a number. (What a number is, a parameter's default `kmax=10`
+/// included, is [`crate::Module::value`]'s.)
 fn count_bound(cx: &Context<'_, '_>, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
     let module = cx.module;
     if depth > 4 {
@@ -96,25 +96,7 @@ fn count_bound(cx: &Context<'_, '_>, expr: Node<'_>, scope: usize, depth: u32) -
                         };
                         return count_bound(cx, stop, scope, depth + 1);
                     }
-                    "function_definition" | "lambda" => {
-                        // Assigned in the function: what it is assigned is
-                        // not a default.
-                        if !module.sees_parameter(expr, scope) {
-                            return None;
-                        }
-                        let params = a.field("parameters")?;
-                        let mut cursor = params.walk();
-                        let default = params.named_children(&mut cursor).find_map(|p| {
-                            let named = p.field("name").is_some_and(|n| module.text_of(n) == name);
-                            (named && matches!(p.kind_name(), "default_parameter" | "typed_default_parameter"))
-                                .then(|| p.field("value"))
-                                .flatten()
-                        });
-                        return match default.map(|d| module.value(d, scope)) {
-                            Some(Value::Int(v)) => Some(v),
-                            _ => None,
-                        };
-                    }
+                    "function_definition" | "lambda" => return None,
                     _ => {}
                 }
             }

@@ -78,16 +78,6 @@ impl<'t> Module<'t> {
         }
     }
 
-    /// Whether a name's use sees its function's parameter (not a value
-    /// assigned to it since).
-    pub fn sees_parameter(&self, expr: Node<'_>, scope: usize) -> bool {
-        expr.kind_name() == "identifier"
-            && matches!(
-                self.lookup(scope, self.text_of(expr), expr.start_byte()),
-                Some(Binding::Parameter | Binding::Number(_) | Binding::Annotated(_))
-            )
-    }
-
     /// The annotation of the parameter or annotated name a name's use sees
     /// (`dict` for `codes` in `def f(codes: dict): ... codes`), if any.
     pub fn annotation_of(&self, expr: Node<'_>, scope: usize) -> Option<&'t str> {
