@@ -162,8 +162,10 @@ fn functions_kept_for_every_reason_a_rule_starts() {
         format!("import numpy as np\n{quiet}def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += a[i] * a[i]\n    return s\n"),
         // A model built in one method, used in another.
         format!("from sklearn.neighbors import NearestNeighbors\n{quiet}class Index:\n    def __init__(self):\n        self.nn = NearestNeighbors(n_neighbors=5)\n    def names(self):\n        return []\n    def query(self, points):\n        return self.nn.kneighbors(points)\n"),
-        // A caller in a loop of a function with findings (hotness), spelled with spaces.
-        format!("import numpy as np\n{quiet}def spectrum(x):\n    return np . fft . rfft(x)\n\ndef caller(frames):\n    for frame in frames:\n        spectrum(frame)\n"),
+        // A caller in a loop of a function with findings (hotness), spelled
+        // with spaces. (Each call gets a slice, not one item of a collection,
+        // which would leave the callee's work to be batched.)
+        format!("import numpy as np\n{quiet}def spectrum(x):\n    return np . fft . rfft(x)\n\ndef caller(frames):\n    for start in range(0, len(frames), 256):\n        spectrum(frames[start:start + 256])\n"),
         // Callers of callers: the loop in `analyse` gets advice for calling
         // `spectrum`, and `driver` calls `analyse` in a loop (three parses).
         format!("import numpy as np\n{quiet}def spectrum(x):\n    return np.fft.rfft(x)\n\ndef analyse(signal, frames):\n    for frame in frames:\n        spectrum(signal)\n\ndef driver(signals, frames):\n    for s in signals:\n        analyse(s, frames)\n"),
@@ -445,7 +447,7 @@ fn test_classes_left_out_whole() {
 fn callers_of_kept_functions_parsed_at_once() {
     let text = "import numpy as np\n\n\
                 def solve(a, b):\n    return np.linalg.solve(a, b)\n\n\
-                def solve_all(pairs):\n    for a, b in pairs:\n        solve(a, b)\n\n\
+                def solve_all(a, columns):\n    for b in columns:\n        solve(a, b)\n\n\
                 def describe(pairs):\n    return len(pairs)\n";
     assert_eq!(
         gpulens_diagnostics::analysed_definitions(text),

@@ -159,7 +159,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         }
         _ => return None,
     };
-    if value.elements().is_none() && (looks_small(call) || written_into_small(call)) {
+    if value.elements().is_none() && (looks_small(call) || written_into_small(call) || one_item_per_call(call)) {
         return None;
     }
     if made_by_python(call) {
@@ -276,6 +276,19 @@ fn returned_as_vector(module: &Module<'_>, node: Node<'_>) -> bool {
 /// small fixed-size structure: geometry (rotations, affine maps), or an
 /// argument whose shape is checked against a few elements or whose
 /// components are picked out one by one.
+/// The call's data is one item of a collection that the function's callers
+/// walk, one call per item (see [`crate::semantic::Module::one_item_per_call`]):
+/// what would pay off on the GPU is the items batched, not this call.
+fn one_item_per_call(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let node = call.site.node;
+    let inputs: Vec<Node<'_>> = match crate::semantic::matmul_operands(node) {
+        Some(operands) => operands.to_vec(),
+        None => module.mirror_receiver(node).into_iter().chain(module.positional(node)).collect(),
+    };
+    module.one_item_per_call(&inputs, call.site.scope)
+}
+
 fn looks_small(call: &Call<'_, '_>) -> bool {
     let cx = call.cx;
     let node = call.site.node;

@@ -636,3 +636,166 @@ fn shortened(text: &str) -> String {
     }
     format!("{}…", &one_line[..end])
 }
+
+/// How far [`Module::one_item_per_call`] follows an expression back to the
+/// parameters it is made from.
+const ITEM_TRACE_STEPS: usize = 64;
+
+impl<'t> Module<'t> {
+    /// Whether the data `inputs` (a call's arguments, in function `scope`)
+    /// are made only from parameters that every caller in this module
+    /// passes one item of a collection at a time: `embed(g)` inside
+    /// `for g in graphs`, `[feature(s) for s in series]`, `f(X[i])` in a
+    /// loop over `i`. Each call then sees one item, whatever the size of
+    /// the collection: the GPU would need the items batched into one array,
+    /// which the function's body alone cannot do. False where a parameter
+    /// has no caller in the module, where the project's other modules pass
+    /// it something, or where the data also comes from elsewhere (`self`,
+    /// a module-level array, a file).
+    pub fn one_item_per_call(&self, inputs: &[Node<'_>], scope: usize) -> bool {
+        let mut roots: Vec<&str> = Vec::new();
+        let mut pending: Vec<Node<'_>> = inputs.to_vec();
+        let mut steps = 0;
+        while let Some(expr) = pending.pop() {
+            steps += 1;
+            if steps > ITEM_TRACE_STEPS {
+                return false;
+            }
+            match expr.kind_name() {
+                "identifier" => {
+                    let name = self.text_of(expr);
+                    if self.import_at(name, expr.start_byte()).is_some() {
+                        continue;
+                    }
+                    match self.lookup(scope, name, expr.start_byte()) {
+                        Some(super::Binding::Assigned(rhs)) => pending.push(rhs),
+                        Some(super::Binding::Parameter | super::Binding::Annotated(_)) => {
+                            if !roots.contains(&name) {
+                                roots.push(name);
+                            }
+                        }
+                        // A number, a loop's index: no data.
+                        Some(super::Binding::LoopIndex | super::Binding::Number(_)) => {}
+                        // Anything else (an element of a local collection, a
+                        // grown list, a global): data from elsewhere.
+                        _ => return false,
+                    }
+                }
+                "call" => {
+                    let Some(function) = expr.field("function") else { return false };
+                    // A method's receiver is data too, but not the instance
+                    // whose own method it is (`self.features(graph)`).
+                    if let Some(object) = function.field("object").filter(|_| function.kind_name() == "attribute") {
+                        if !matches!(self.text_of(object), "self" | "cls") {
+                            pending.push(object);
+                        }
+                    }
+                    if let Some(args) = expr.field("arguments") {
+                        let mut cursor = args.walk();
+                        for arg in args.named_children(&mut cursor) {
+                            match arg.kind_name() {
+                                "keyword_argument" | "comment" => {}
+                                "list_splat" | "dictionary_splat" => return false,
+                                _ => pending.push(arg),
+                            }
+                        }
+                    }
+                }
+                // A setting held on the instance (`self.theta_max`) is a number, not data.
+                "attribute" => {
+                    if !matches!(self.eval(expr, scope, 0), Value::Int(_) | Value::Scalar) {
+                        pending.extend(expr.field("object"));
+                    }
+                }
+                "subscript" => pending.extend(expr.field("value")),
+                "parenthesized_expression" | "unary_operator" | "binary_operator" | "tuple" | "list" => {
+                    let mut cursor = expr.walk();
+                    pending.extend(expr.named_children(&mut cursor).filter(|c| c.kind_name() != "comment"));
+                }
+                "integer" | "float" | "string" | "true" | "false" | "none" | "slice" | "ellipsis" => {}
+                _ => return false,
+            }
+        }
+        !roots.is_empty() && roots.iter().all(|name| self.passed_one_item(scope, name))
+    }
+
+    /// Whether each caller of the function `scope` passes its parameter
+    /// `name` one item of a loop's collection (see [`Module::one_item_per_call`]).
+    fn passed_one_item(&self, scope: usize, name: &str) -> bool {
+        if matches!(name, "self" | "cls") {
+            return false;
+        }
+        let Some(function) = self.function_of_scope(scope) else { return false };
+        let Some(position) = self.parameter_position(function, name) else { return false };
+        if let Some(place) = &self.place {
+            if self.method_class(function).is_none() && self.enclosing_function(function).is_none() {
+                let own = function.field("name").map_or("", |n| self.text_of(n));
+                if !place.index.passed_to(&format!("{}.{own}", place.module)).is_empty() {
+                    return false;
+                }
+            }
+        }
+        let sites = self.calls_of(function);
+        !sites.is_empty()
+            && sites.iter().all(|site| {
+                let argument = match position {
+                    Some(i) => self.argument(site.node, name, i),
+                    None => self.keyword(site.node, name),
+                };
+                argument.is_some_and(|a| self.item_of_a_loop(a, site.node))
+            })
+    }
+
+    /// `argument` (of the call `call`) is one item of the collection a loop
+    /// or comprehension around the call walks: its target (`g` in
+    /// `for g in graphs`, `v` in `for k, v in d.items()`), or an array
+    /// indexed by its counter (`X[i]` in `for i in range(n)`). Not a chunk of
+    /// one dataset read piece by piece (`chunksize=`, `np.array_split`): a
+    /// chunk is as large as the reader makes it.
+    fn item_of_a_loop(&self, argument: Node<'_>, call: Node<'t>) -> bool {
+        let (name, counter) = match argument.kind_name() {
+            "identifier" => (self.text_of(argument), false),
+            "subscript" => {
+                let index = argument.field("subscript");
+                match index.filter(|i| i.kind_name() == "identifier") {
+                    Some(i) if argument.field("value").is_some_and(|v| v.kind_name() == "identifier") => (self.text_of(i), true),
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        };
+        for outer in self.ancestors(call) {
+            let clauses: Vec<Node<'t>> = match outer.kind_name() {
+                "for_statement" => vec![outer],
+                "list_comprehension" | "set_comprehension" | "dictionary_comprehension" | "generator_expression" => {
+                    let mut cursor = outer.walk();
+                    outer.named_children(&mut cursor).filter(|c| c.kind_name() == "for_in_clause").collect()
+                }
+                "function_definition" | "lambda" | "class_definition" | "module" => return false,
+                _ => continue,
+            };
+            for clause in clauses {
+                let (Some(left), Some(right)) = (clause.field("left"), clause.field("right")) else { continue };
+                let targets: Vec<Node<'t>> = match left.kind_name() {
+                    "identifier" => vec![left],
+                    "pattern_list" | "tuple_pattern" => {
+                        let mut cursor = left.walk();
+                        left.named_children(&mut cursor).collect()
+                    }
+                    _ => continue,
+                };
+                let Some(at) = targets.iter().position(|t| t.kind_name() == "identifier" && self.text_of(*t) == name) else { continue };
+                let called = (right.kind_name() == "call").then(|| right.field("function").map(|f| self.text_of(f))).flatten();
+                let is_counter = matches!(called, Some("range")) || (matches!(called, Some("enumerate")) && at == 0 && targets.len() > 1);
+                if counter != is_counter {
+                    return false;
+                }
+                let chunked = right.kind_name() == "call"
+                    && (self.keyword(right, "chunksize").is_some()
+                        || called.is_some_and(|f| f.ends_with("array_split") || f.ends_with("gen_batches") || f.ends_with("gen_even_slices")));
+                return !chunked;
+            }
+        }
+        false
+    }
+}
