@@ -45,23 +45,30 @@ pub(crate) fn annotate<'t>(
             top_level.entry(&text[callee.byte_range()]).or_insert(site.node.start_position().row + 1);
         }
     }
-    let mut known: HashMap<usize, Option<(String, usize)>> = HashMap::default();
+    let mut known: HashMap<usize, Option<(String, usize, bool)>> = HashMap::default();
     for f in findings.iter_mut().filter(|f| f.code.rule().kind == Kind::Advice) {
         let Some(function) = functions.holding(outside, &f.range) else { continue };
         let caller = known
             .entry(function.id())
             .or_insert_with(|| called_in_loop(text, outside, functions, &by_name, &top_level, function))
             .clone();
-        if let Some((caller, line)) = caller {
+        if let Some((caller, line, per_item)) = caller {
             let name = function.field("name").map_or("", |n| &text[n.byte_range()]);
-            f.details = crate::rules::join([
-                std::mem::take(&mut f.details),
+            let note = if per_item {
+                // One item per call: copying each item on its own is what
+                // costs; one call on all of them is what pays off.
+                format!(
+                    "`{name}` is called once per item of a loop {caller} (line {line}): rather than one copy \
+                     and one GPU call per item, stack the items into one array and do this work on all of them at once."
+                )
+            } else {
                 format!(
                     "`{name}` is called inside a loop {caller} (line {line}), so this work repeats on every pass: \
                      keep its data on the GPU across the calls rather than copying it each time."
-                ),
-            ]);
-            if f.severity == Severity::Hint {
+                )
+            };
+            f.details = crate::rules::join([std::mem::take(&mut f.details), note]);
+            if f.severity == Severity::Hint && !per_item {
                 f.severity = Severity::Info;
             }
         }
@@ -268,7 +275,7 @@ fn called_in_loop<'t>(
     by_name: &HashMap<&str, Vec<Node<'t>>>,
     top_level: &HashMap<&str, usize>,
     function: Node<'t>,
-) -> Option<(String, usize)> {
+) -> Option<(String, usize, bool)> {
     let name = &text[function.field("name")?.byte_range()];
     let method = module.parent(function).and_then(|b| module.parent(b)).is_some_and(|c| c.kind_name() == "class_definition");
     for unit in by_name.get(name).into_iter().flatten() {
@@ -278,7 +285,7 @@ fn called_in_loop<'t>(
         for call in functions.calls_of(text, module, *unit, name, method) {
             if let Some(caller) = loop_caller(module, call, function) {
                 let caller_name = caller.field("name").map_or("", |n| &text[n.byte_range()]);
-                return Some((format!("in `{caller_name}`"), call.start_position().row + 1));
+                return Some((format!("in `{caller_name}`"), call.start_position().row + 1, module.passes_an_item(call)));
             }
         }
     }
@@ -286,7 +293,7 @@ fn called_in_loop<'t>(
         return None;
     }
     // A script's own loops at module level.
-    top_level.get(name).map(|line| ("at the module's top level".to_string(), *line))
+    top_level.get(name).map(|line| ("at the module's top level".to_string(), *line, false))
 }
 
 /// The name a definition (decorated or not) gives.

@@ -746,6 +746,12 @@ impl<'t> Module<'t> {
             })
     }
 
+    /// Whether some argument of `call` is one item of the collection a loop
+    /// around it walks (see [`Module::one_item_per_call`]).
+    pub(crate) fn passes_an_item(&self, call: Node<'t>) -> bool {
+        self.positional(call).into_iter().any(|a| self.item_of_a_loop(a, call))
+    }
+
     /// `argument` (of the call `call`) is one item of the collection a loop
     /// or comprehension around the call walks: its target (`g` in
     /// `for g in graphs`, `v` in `for k, v in d.items()`), or an array
