@@ -205,7 +205,8 @@ fn functions_kept_for_every_reason_a_rule_starts() {
     // The hot caller's message is kept, and the kernel got another name.
     let details = |t: &str| check_text(t, &settings, &gpu).iter().map(|f| f.details.clone()).collect::<Vec<_>>().join("\n");
     assert!(details(&cases[10]).contains("inside a loop in `caller`"), "{}", details(&cases[10]));
-    assert!(details(&cases[11]).contains("inside a loop in `driver`"), "{}", details(&cases[11]));
+    // (`driver` passes `analyse` one signal of a list per call.)
+    assert!(details(&cases[11]).contains("once per item of a loop in `driver`"), "{}", details(&cases[11]));
     let fixes = check_text(&cases[23], &settings, &gpu);
     let edits: String = fixes.iter().flat_map(|f| f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.text.clone()))).collect();
     assert!(edits.contains("scale_kernel2"), "{edits}");
