@@ -655,10 +655,16 @@ fn base_array<'a>(expr: Node<'a>, module: &crate::Module<'_>) -> Node<'a> {
 
 /// `x.T @ y`, `np.dot(x.T, y)`, `x.T.dot(y)`: a product over the rows of
 /// data-shaped arrays, whose result is columns × columns (features,
-/// coordinates, regressors): a handful to a few hundred a side.
+/// coordinates, regressors): a handful to a few hundred a side. So is a
+/// covariance or correlation matrix of data's variables (`np.cov(x, y)`,
+/// `np.corrcoef(data, rowvar=False)`, a table's `.cov()` or `.corr()`):
+/// the observations are summed away.
 fn column_product(text: &str) -> bool {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     if compact.contains(".T@") || compact.contains(".T.dot(") {
+        return true;
+    }
+    if ["np.cov(", "numpy.cov(", "np.corrcoef(", "numpy.corrcoef(", ".cov()", ".corr()"].iter().any(|c| compact.contains(c)) {
         return true;
     }
     compact.match_indices("dot(").any(|(i, _)| {
