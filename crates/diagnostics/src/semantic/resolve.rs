@@ -156,11 +156,48 @@ impl<'t> Module<'t> {
         Some(("numpy.matmul".to_string(), api))
     }
 
+    /// Whether every `return` of the module's own function that `call` calls
+    /// gives a SciPy sparse matrix.
+    fn returns_sparse(&self, call: Node<'_>, depth: u32) -> bool {
+        if self.in_flow.get() {
+            return false;
+        }
+        let Some(function) = self.own_callee(call) else { return false };
+        let Some(body) = function.field("body") else { return false };
+        self.in_flow.set(true);
+        let mut any = false;
+        let mut all = true;
+        let mut walk = self.preorder(body);
+        while let Some(n) = walk.next() {
+            match n.kind_name() {
+                "function_definition" | "lambda" | "class_definition" => walk.skip_children(),
+                "return_statement" => {
+                    any = true;
+                    all &= n.named_child(0).is_some_and(|e| self.evidently_sparse(e, function.id(), depth + 1));
+                }
+                "yield" => all = false,
+                _ => {}
+            }
+        }
+        self.in_flow.set(false);
+        any && all
+    }
+
     /// `expr` holds a SciPy sparse matrix: one a `scipy.sparse` function
     /// made or a conversion method (`.tocsr()`) returned, directly or a few
     /// assignments back, or a name the branch around it tested with
     /// `issparse`.
     fn evidently_sparse(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        // NetworkX's matrices of a graph are SciPy sparse arrays (its
+        // reference: "Returns: A : SciPy sparse array").
+        const NETWORKX_SPARSE: &[&str] = &[
+            "networkx.adjacency_matrix",
+            "networkx.to_scipy_sparse_array",
+            "networkx.to_scipy_sparse_matrix",
+            "networkx.laplacian_matrix",
+            "networkx.normalized_laplacian_matrix",
+            "networkx.incidence_matrix",
+        ];
         const CONVERSIONS: &[&str] = &["tocsr", "tocsc", "tolil", "tocoo", "todia", "todok", "tobsr"];
         if depth > 3 {
             return false;
@@ -180,7 +217,12 @@ impl<'t> Module<'t> {
                 {
                     return true;
                 }
-                self.qualified_name(function).is_some_and(|n| n.starts_with("scipy.sparse."))
+                if self.qualified_name(function).is_some_and(|n| n.starts_with("scipy.sparse.") || NETWORKX_SPARSE.contains(&n.as_str())) {
+                    return true;
+                }
+                // What the module's own function returns (`D = self._degree_inverse(g)`),
+                // one call away as values flow (see `flow`).
+                self.returns_sparse(expr, depth)
             }
             "identifier" => {
                 let name = self.text_of(expr);
