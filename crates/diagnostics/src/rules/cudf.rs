@@ -303,6 +303,8 @@ pub(super) fn check_function<'t>(call: &Call<'_, 't>, out: &mut Vec<TableWork<'t
                 || call.is_small(value)
                 || reads_bundled_or_downloaded_table(call.cx, call.site)
                 || super::per_piece::in_per_piece_callable(call.cx, call.site.node)
+                || (value.elements().is_none()
+                    && call.cx.module.one_item_per_call(&call.cx.module.positional(call.site.node), call.site.scope))
             {
                 return;
             }
@@ -425,6 +427,7 @@ pub(super) fn check_method<'t>(cx: &Context<'_, 't>, site: &CallSite<'t>, out: &
         || is_small(cx, value)
         || reads_bundled_or_downloaded_table(cx, site)
         || super::per_piece::in_per_piece_callable(cx, site.node)
+        || (value.elements().is_none() && one_table_per_call(cx, site))
     {
         return;
     }
@@ -588,4 +591,14 @@ fn downloads(cx: &Context<'_, '_>, node: gpulens_syntax::Node<'_>) -> bool {
             && module.parent(n).is_none_or(|p| p.kind_name() != "expression_statement")
             && is_web_address(module.text_of(n))
     }))
+}
+
+/// The table a method is called on is one item of a collection that the
+/// function's callers walk, one call per item (a group of a `groupby` loop):
+/// see [`crate::semantic::Module::one_item_per_call`].
+fn one_table_per_call(cx: &Context<'_, '_>, site: &CallSite<'_>) -> bool {
+    let Some(object) = site.node.field("function").filter(|f| f.kind_name() == "attribute").and_then(|f| f.field("object")) else {
+        return false;
+    };
+    cx.module.one_item_per_call(&[object], site.scope)
 }
