@@ -358,28 +358,38 @@ impl<'t> Module<'t> {
     /// What the module's own function called by `call` returns: the values
     /// of its `return` statements, joined.
     pub(super) fn returned_value(&self, call: Node<'_>, depth: u32) -> Value {
+        self.fold_own_returns(call, None, |joined, function, value| {
+            join(joined, value.map_or(Value::Unknown, |e| self.eval(e, function.id(), depth + 1)))
+        })
+        .flatten()
+        .unwrap_or(Value::Unknown)
+    }
+
+    /// Folds `step` over what the module's own function called by `call`
+    /// returns: each `return`'s value (`None` for a bare `return` or a
+    /// `yield`), with the function, read one call away (values flow no
+    /// further while it runs). `None` where `call` calls no such function,
+    /// or a flow is already being read.
+    pub(super) fn fold_own_returns<A>(&self, call: Node<'_>, init: A, mut step: impl FnMut(A, Node<'t>, Option<Node<'t>>) -> A) -> Option<A> {
         if self.in_flow.get() {
-            return Value::Unknown;
+            return None;
         }
-        let Some(function) = self.own_callee(call) else { return Value::Unknown };
-        let Some(body) = function.field("body") else { return Value::Unknown };
+        let function = self.own_callee(call)?;
+        let body = function.field("body")?;
         self.in_flow.set(true);
-        let mut joined = None;
+        let mut acc = init;
         let mut walk = self.preorder(body);
         while let Some(n) = walk.next() {
             match n.kind_name() {
                 // Their returns are their own.
                 "function_definition" | "lambda" | "class_definition" => walk.skip_children(),
-                "return_statement" => {
-                    let value = n.named_child(0).map_or(Value::Unknown, |e| self.eval(e, function.id(), depth + 1));
-                    joined = join(joined, value);
-                }
-                "yield" => joined = Some(Value::Unknown),
+                "return_statement" => acc = step(acc, function, n.named_child(0)),
+                "yield" => acc = step(acc, function, None),
                 _ => {}
             }
         }
         self.in_flow.set(false);
-        joined.unwrap_or(Value::Unknown)
+        Some(acc)
     }
 
     /// What the function `scope` does with its parameter `name` that only one

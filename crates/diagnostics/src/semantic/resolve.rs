@@ -159,28 +159,11 @@ impl<'t> Module<'t> {
     /// Whether every `return` of the module's own function that `call` calls
     /// gives a SciPy sparse matrix.
     fn returns_sparse(&self, call: Node<'_>, depth: u32) -> bool {
-        if self.in_flow.get() {
-            return false;
-        }
-        let Some(function) = self.own_callee(call) else { return false };
-        let Some(body) = function.field("body") else { return false };
-        self.in_flow.set(true);
-        let mut any = false;
-        let mut all = true;
-        let mut walk = self.preorder(body);
-        while let Some(n) = walk.next() {
-            match n.kind_name() {
-                "function_definition" | "lambda" | "class_definition" => walk.skip_children(),
-                "return_statement" => {
-                    any = true;
-                    all &= n.named_child(0).is_some_and(|e| self.evidently_sparse(e, function.id(), depth + 1));
-                }
-                "yield" => all = false,
-                _ => {}
-            }
-        }
-        self.in_flow.set(false);
-        any && all
+        // (Some return, and every one sparse.)
+        self.fold_own_returns(call, (false, true), |(_, all), function, value| {
+            (true, all && value.is_some_and(|e| self.evidently_sparse(e, function.id(), depth + 1)))
+        })
+        .is_some_and(|(any, all)| any && all)
     }
 
     /// `expr` holds a SciPy sparse matrix: one a `scipy.sparse` function
