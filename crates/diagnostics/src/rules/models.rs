@@ -418,10 +418,63 @@ pub(super) fn keep_light_fits_beside_work(cx: &Context<'_, '_>, out: &mut Vec<Fi
         .collect();
     let mut i = 0;
     out.retain(|f| {
-        let keep = !light[i] || worked.contains(&function(f));
+        let keep = !light[i] || (worked.contains(&function(f)) && !module.node_at(f.range.clone()).is_some_and(|n| fitted_on_one_column(cx, n)));
         i += 1;
         keep
     });
+}
+
+/// The model made or fitted at `node` is fitted only on one column
+/// (`MinMaxScaler().fit(scores.reshape(-1, 1))`, or `s = MinMaxScaler()` then
+/// `s.fit(x[:, None])`): a light fit on one column is a pass over one
+/// vector, not worth the GPU beside any other work.
+fn fitted_on_one_column<'t>(cx: &Context<'_, 't>, node: gpulens_syntax::Node<'t>) -> bool {
+    const FITS: &[&str] = &["fit", "fit_transform", "partial_fit"];
+    let module = cx.module;
+    let fit_method = |call: gpulens_syntax::Node<'t>| {
+        call.field("function")
+            .filter(|f| f.kind_name() == "attribute")
+            .and_then(|f| f.field("attribute"))
+            .is_some_and(|a| FITS.contains(&module.text_of(a)))
+    };
+    let one_column = |call: gpulens_syntax::Node<'t>| {
+        module.positional(call).first().is_some_and(|x| {
+            let text: String = module.text_of(*x).chars().filter(|c| !c.is_whitespace()).collect();
+            text.ends_with(".reshape(-1,1)") || text.ends_with("[:,None]") || text.ends_with("[:,np.newaxis]")
+        })
+    };
+    // The fit itself, or a construction fitted on the spot.
+    if fit_method(node) {
+        return one_column(node);
+    }
+    let fitted_here = module
+        .parent(node)
+        .filter(|p| p.kind_name() == "attribute")
+        .and_then(|p| module.parent(p))
+        .filter(|c| c.kind_name() == "call" && fit_method(*c));
+    if let Some(call) = fitted_here {
+        return one_column(call);
+    }
+    // A construction bound to a name: every fit of that name in the function.
+    let Some(name) = module
+        .parent(node)
+        .filter(|p| p.kind_name() == "assignment" && p.field("right") == Some(node))
+        .and_then(|p| p.field("left"))
+        .filter(|l| l.kind_name() == "identifier")
+        .map(|l| module.text_of(l))
+    else {
+        return false;
+    };
+    let Some(function) = super::context::function_of(module, node) else { return false };
+    let fits: Vec<gpulens_syntax::Node<'t>> = module
+        .preorder(function)
+        .filter(|c| {
+            c.kind_name() == "call"
+                && fit_method(*c)
+                && c.field("function").and_then(|f| f.field("object")).is_some_and(|o| module.text_of(o) == name)
+        })
+        .collect();
+    !fits.is_empty() && fits.iter().all(|c| one_column(*c))
 }
 
 
