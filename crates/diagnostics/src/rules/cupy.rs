@@ -272,23 +272,20 @@ fn returned_as_vector(module: &Module<'_>, node: Node<'_>) -> bool {
     false
 }
 
+/// The call's data (its positional arguments: a product's operands, a
+/// mirrored method's array) is one item of a collection that the function's
+/// callers walk, one call per item (see
+/// [`crate::semantic::Module::one_item_per_call`]): what would pay off on
+/// the GPU is the items batched, not this call.
+fn one_item_per_call(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    module.one_item_per_call(&module.positional(call.site.node), call.site.scope)
+}
+
 /// Nothing gives the data's size, but the code around the call says it is a
 /// small fixed-size structure: geometry (rotations, affine maps), or an
 /// argument whose shape is checked against a few elements or whose
 /// components are picked out one by one.
-/// The call's data is one item of a collection that the function's callers
-/// walk, one call per item (see [`crate::semantic::Module::one_item_per_call`]):
-/// what would pay off on the GPU is the items batched, not this call.
-fn one_item_per_call(call: &Call<'_, '_>) -> bool {
-    let module = call.cx.module;
-    let node = call.site.node;
-    let inputs: Vec<Node<'_>> = match crate::semantic::matmul_operands(node) {
-        Some(operands) => operands.to_vec(),
-        None => module.mirror_receiver(node).into_iter().chain(module.positional(node)).collect(),
-    };
-    module.one_item_per_call(&inputs, call.site.scope)
-}
-
 fn looks_small(call: &Call<'_, '_>) -> bool {
     let cx = call.cx;
     let node = call.site.node;

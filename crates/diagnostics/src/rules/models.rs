@@ -437,10 +437,14 @@ fn fitted_on_one_column<'t>(cx: &Context<'_, 't>, node: gpulens_syntax::Node<'t>
             .and_then(|f| f.field("attribute"))
             .is_some_and(|a| FITS.contains(&module.text_of(a)))
     };
+    // One column: as the shape reading has it (`x.reshape(-1, 1)`, a
+    // parameter documented `(n, 1)`), or a vector given an axis (`x[:, None]`).
+    let function = super::context::function_of(module, node);
+    let scope = function.map_or(crate::semantic::MODULE_SCOPE, |f| f.id());
     let one_column = |call: gpulens_syntax::Node<'t>| {
         module.positional(call).first().is_some_and(|x| {
             let text: String = module.text_of(*x).chars().filter(|c| !c.is_whitespace()).collect();
-            text.ends_with(".reshape(-1,1)") || text.ends_with("[:,None]") || text.ends_with("[:,np.newaxis]")
+            module.columns(*x, scope) == Some(1) || text.ends_with("[:,None]") || text.ends_with("[:,np.newaxis]")
         })
     };
     // The fit itself, or a construction fitted on the spot.
@@ -465,7 +469,7 @@ fn fitted_on_one_column<'t>(cx: &Context<'_, 't>, node: gpulens_syntax::Node<'t>
     else {
         return false;
     };
-    let Some(function) = super::context::function_of(module, node) else { return false };
+    let Some(function) = function else { return false };
     let fits: Vec<gpulens_syntax::Node<'t>> = module
         .preorder(function)
         .filter(|c| {

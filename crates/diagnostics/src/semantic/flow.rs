@@ -218,10 +218,7 @@ impl<'t> Module<'t> {
             let mut joined = None;
             let mut evidence = None;
             for site in self.calls_of(function) {
-                let argument = match position {
-                    Some(i) => self.argument(site.node, name, i),
-                    None => self.keyword(site.node, name),
-                };
+                let argument = self.passed_as(site.node, name, position);
                 // Not passed: the default (or whatever the caller's `*args` hold).
                 let value = argument.map_or(Value::Unknown, |a| self.eval(a, site.scope, depth + 1));
                 if evidence.is_none() && value != Value::Unknown {
@@ -231,20 +228,13 @@ impl<'t> Module<'t> {
                 }
                 joined = join(joined, value);
             }
-            // A module-level function's callers in the project's other
-            // modules, as the index tells (see `crate::project`).
-            if let Some(place) = &self.place {
-                if self.method_class(function).is_none() && self.enclosing_function(function).is_none() {
-                    let own = self.text_of(function.field("name")?);
-                    for passed in place.index.passed_to(&format!("{}.{own}", place.module)) {
-                        let argument = passed.argument(name, position);
-                        let value = argument.map_or(Value::Unknown, |a| a.value);
-                        if let Some(argument) = argument.filter(|_| evidence.is_none() && value != Value::Unknown) {
-                            evidence = Some(Evidence::Passed { caller: passed.caller.clone(), argument: argument.text.clone() });
-                        }
-                        joined = join(joined, value);
-                    }
+            for passed in self.passed_from_other_modules(function) {
+                let argument = passed.argument(name, position);
+                let value = argument.map_or(Value::Unknown, |a| a.value);
+                if let Some(argument) = argument.filter(|_| evidence.is_none() && value != Value::Unknown) {
+                    evidence = Some(Evidence::Passed { caller: passed.caller.clone(), argument: argument.text.clone() });
                 }
+                joined = join(joined, value);
             }
             Some((joined?, evidence))
         })();
@@ -253,6 +243,28 @@ impl<'t> Module<'t> {
             Some((value, evidence)) if value != Value::Unknown => (value, evidence),
             _ => (Value::Unknown, None),
         }
+    }
+
+    /// The argument a call of a function passes as its parameter `name`,
+    /// by keyword or at its `position` among the positional ones (see
+    /// [`Module::parameter_position`]).
+    fn passed_as<'a>(&self, call: Node<'a>, name: &str, position: Option<usize>) -> Option<Node<'a>> {
+        match position {
+            Some(i) => self.argument(call, name, i),
+            None => self.keyword(call, name),
+        }
+    }
+
+    /// What callers in the project's other modules pass a module-level
+    /// `function`, as the index tells (see `crate::project`); nothing for a
+    /// method or a nested function, which they cannot call by name.
+    fn passed_from_other_modules(&self, function: Node<'t>) -> &[crate::project::Passed] {
+        let Some(place) = &self.place else { return &[] };
+        if self.method_class(function).is_some() || self.enclosing_function(function).is_some() {
+            return &[];
+        }
+        let Some(own) = function.field("name").map(|n| self.text_of(n)) else { return &[] };
+        place.index.passed_to(&format!("{}.{own}", place.module))
     }
 
     /// What this module passes to the functions of the project's other
@@ -737,23 +749,12 @@ impl<'t> Module<'t> {
         }
         let Some(function) = self.function_of_scope(scope) else { return false };
         let Some(position) = self.parameter_position(function, name) else { return false };
-        if let Some(place) = &self.place {
-            if self.method_class(function).is_none() && self.enclosing_function(function).is_none() {
-                let own = function.field("name").map_or("", |n| self.text_of(n));
-                if !place.index.passed_to(&format!("{}.{own}", place.module)).is_empty() {
-                    return false;
-                }
-            }
+        if !self.passed_from_other_modules(function).is_empty() {
+            return false;
         }
         let sites = self.calls_of(function);
         !sites.is_empty()
-            && sites.iter().all(|site| {
-                let argument = match position {
-                    Some(i) => self.argument(site.node, name, i),
-                    None => self.keyword(site.node, name),
-                };
-                argument.is_some_and(|a| self.item_of_a_loop(a, site.node))
-            })
+            && sites.iter().all(|site| self.passed_as(site.node, name, position).is_some_and(|a| self.item_of_a_loop(a, site.node)))
     }
 
     /// Whether some argument of `call` is one item of the collection a loop
