@@ -159,7 +159,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         }
         _ => return None,
     };
-    if value.elements().is_none() && (looks_small(call) || written_into_small(call) || one_item_per_call(call)) {
+    if value.elements().is_none() && (looks_small(call) || written_into_small(call) || one_item_per_call(call) || model_state(call)) {
         return None;
     }
     if made_by_python(call) {
@@ -280,6 +280,14 @@ fn returned_as_vector(module: &Module<'_>, node: Node<'_>) -> bool {
 fn one_item_per_call(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     module.one_item_per_call(&module.positional(call.site.node), call.site.scope)
+}
+
+/// Every array the call works on is the state of the instance, built by its
+/// class from the numbers its constructor takes (`self.P = np.eye(dim_x)`;
+/// see `Module::model_sized`): sized by a count of variables, not by data.
+fn model_state(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    module.model_sized(&module.positional(call.site.node), call.site.scope)
 }
 
 /// Nothing gives the data's size, but the code around the call says it is a

@@ -19,6 +19,7 @@ mod flow;
 mod attributes;
 mod resolve;
 mod sizes;
+mod state;
 mod values;
 
 pub(crate) use arguments::*;
@@ -249,6 +250,10 @@ pub struct Module<'t> {
     /// asked about. (Offsets, not text: a cell holding `&'t str` would pin
     /// the lifetime, as with `function_facts`.)
     class_assignments: std::cell::RefCell<HashMap<usize, SelfAssignments>>,
+    /// (Class node id, attribute, read as a size) → whether it is the
+    /// model's own state (see `state.rs`), where that was worked out
+    /// without resting on what was still in progress.
+    model_state: std::cell::RefCell<HashMap<(usize, String, bool), bool>>,
     /// (Class node id, column) → where the names of the methods it defines
     /// at that column are (see [`Module::class_methods`]).
     class_methods: std::cell::RefCell<HashMap<(usize, usize), MethodNames>>,
@@ -393,6 +398,7 @@ impl<'t> Module<'t> {
             no_memo: std::cell::Cell::new(false),
             nested: std::cell::Cell::new(0),
             class_assignments: std::cell::RefCell::new(HashMap::default()),
+            model_state: std::cell::RefCell::new(HashMap::default()),
             class_methods: std::cell::RefCell::new(HashMap::default()),
             evaluated: std::cell::RefCell::new(HashMap::default()),
             evaluated_cut: std::cell::RefCell::new(HashMap::default()),

@@ -1,0 +1,349 @@
+//! A model's own state: arrays a class builds from the numbers its
+//! constructor takes (`self.P = np.eye(dim_x)`, `self.x = np.zeros((dim_x,
+//! 1))`), and what its methods compute from them alone. Such an array is
+//! sized by a count a user writes when making the object (the variables of
+//! a state, the levels of a factor), not by data that arrives: with nothing
+//! else saying its size, heavy work on it alone is no evidence of GPU work.
+
+use gpulens_syntax::NodeExt;
+use gpulens_syntax::Node;
+
+use super::*;
+
+/// How far [`Module::model_sized`] follows expressions back (the class's
+/// attributes included, each read once) before it gives up.
+const STATE_TRACE_STEPS: usize = 600;
+
+/// NumPy's constructors that make an array from a shape alone.
+const FROM_SHAPE: &[&str] = &["numpy.eye", "numpy.identity", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"];
+
+/// NumPy's calls whose result is larger than their array argument: an
+/// update made with one grows the attribute rather than keeping its shape.
+const GROWING: &[&str] = &[
+    "numpy.append", "numpy.concatenate", "numpy.hstack", "numpy.vstack", "numpy.dstack", "numpy.stack", "numpy.column_stack",
+    "numpy.row_stack", "numpy.block", "numpy.tile", "numpy.repeat", "numpy.kron", "numpy.outer", "numpy.insert", "numpy.pad",
+    "numpy.resize", "numpy.broadcast_to",
+];
+
+/// Where a trace of [`Module::model_sized`] stands.
+#[derive(Default)]
+struct Trace {
+    /// The attributes being worked out, innermost last (taken as state
+    /// while they are: an update reaches its own attribute).
+    in_progress: Vec<(String, Reading)>,
+    /// Expressions followed so far.
+    steps: usize,
+    /// Whether an array of the state was reached.
+    any_state: bool,
+    /// Whether an answer rested on an attribute still in progress, or on
+    /// the step limit: then it is not remembered.
+    provisional: bool,
+    /// Attributes found made of state while another was in progress:
+    /// remembered once the outermost one is found so too.
+    pending_true: Vec<(String, Reading)>,
+}
+
+/// What an expression is traced for: array data, or a number that sizes one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Data,
+    Shape,
+}
+
+impl<'t> Module<'t> {
+    /// Whether the data `inputs` (a call's arguments in function `scope`)
+    /// are made only from the state of the instance whose method `scope`
+    /// is, where every array of that state is built in the class from
+    /// numbers the constructor takes (see the module's comment), or from
+    /// numbers and literals. False where any of it comes from a parameter
+    /// of the method, a module-level array, a file or anything not followed.
+    pub fn model_sized(&self, inputs: &[Node<'_>], scope: usize) -> bool {
+        let Some(function) = self.function_of_scope(scope) else { return false };
+        let Some((class, true)) = self.method_class(function) else { return false };
+        let mut trace = Trace::default();
+        let found = inputs.iter().all(|input| self.state_made(*input, scope, class, Reading::Data, &mut trace));
+        found && trace.any_state
+    }
+
+    /// Whether `expr` (in `scope`) is made from the model's state and
+    /// numbers only, read as `reading` says.
+    fn state_made(&self, expr: Node<'_>, scope: usize, class: Node<'t>, reading: Reading, trace: &mut Trace) -> bool {
+        let mut pending: Vec<(Node<'_>, usize, Reading)> = vec![(expr, scope, reading)];
+        while let Some((expr, scope, reading)) = pending.pop() {
+            trace.steps += 1;
+            if trace.steps > STATE_TRACE_STEPS {
+                trace.provisional = true;
+                return false;
+            }
+            match expr.kind_name() {
+                "identifier" => {
+                    let name = self.text_of(expr);
+                    if self.import_at(name, expr.start_byte()).is_some() {
+                        continue;
+                    }
+                    match self.lookup(scope, name, expr.start_byte()) {
+                        Some(Binding::Assigned(rhs)) => pending.push((rhs, scope, reading)),
+                        Some(Binding::LoopIndex | Binding::Number(Some(_))) => {}
+                        // A number the constructor takes sizes the state;
+                        // one another method takes may be a count of data
+                        // (`simulate(self, n_steps)`), and an array a caller
+                        // passes is data of its own.
+                        Some(Binding::Number(None)) if self.is_constructor(scope, class) => {}
+                        Some(Binding::Parameter | Binding::Annotated(_)) if reading == Reading::Shape && self.is_constructor(scope, class) => {}
+                        // `z : (dim_z, 1) array`: a shape the docstring
+                        // gives in the constructor's numbers.
+                        Some(Binding::Parameter | Binding::Annotated(_)) if self.documented_in_model_numbers(scope, name, class) => {}
+                        // `dtype=float`
+                        None if matches!(name, "float" | "int" | "bool" | "complex") => {}
+                        _ => return false,
+                    }
+                }
+                "attribute" => {
+                    let Some(object) = expr.field("object") else { return false };
+                    let Some(attribute) = expr.field("attribute") else { return false };
+                    if self.text_of(object) == "self" {
+                        // A number held on the instance (`self.alpha`, `self.dim_x`)
+                        // is one of the constructor's numbers, or made from them.
+                        let number = matches!(self.eval(expr, scope, 0), Value::Int(_) | Value::Scalar);
+                        let reading = if number { Reading::Shape } else { reading };
+                        let name = self.text_of(attribute).to_string();
+                        if !self.attribute_made(&name, class, reading, trace) {
+                            return false;
+                        }
+                        if reading == Reading::Data {
+                            trace.any_state = true;
+                        }
+                        continue;
+                    }
+                    // `P.T`, `x.shape`: the same object's data (its shape sizes by it).
+                    let reading = if matches!(self.text_of(attribute), "shape" | "size" | "ndim") { Reading::Data } else { reading };
+                    pending.push((object, scope, reading));
+                }
+                "call" => {
+                    let Some(function) = expr.field("function") else { return false };
+                    let name = self.qualified_name(function);
+                    let args = expr.field("arguments");
+                    match name.as_deref() {
+                        Some(n) if FROM_SHAPE.contains(&n) => {
+                            if reading == Reading::Data {
+                                trace.any_state = true;
+                            }
+                            for arg in super::positional_arguments(expr) {
+                                pending.push((arg, scope, Reading::Shape));
+                            }
+                            continue;
+                        }
+                        // `len(self.x)`: a dimension of the state.
+                        Some("len") => {
+                            pending.extend(super::positional_arguments(expr).into_iter().map(|a| (a, scope, Reading::Data)));
+                            continue;
+                        }
+                        Some("int" | "float" | "abs" | "max" | "min" | "round") if reading == Reading::Shape => {
+                            pending.extend(super::positional_arguments(expr).into_iter().map(|a| (a, scope, reading)));
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    if function.kind_name() == "attribute" {
+                        let Some(object) = function.field("object") else { return false };
+                        // The instance's own methods compute what this does not follow.
+                        if matches!(self.text_of(object), "self" | "cls") {
+                            let callable_state = self.eval(function, scope, 0) == Value::Unknown
+                                && self.assignments_to_self(class).iter().any(|(_, a)| Some(*a) == function.field("attribute").map(|x| self.text_of(x)));
+                            if !callable_state {
+                                return false;
+                            }
+                        } else if self.qualified_name(object).is_none() {
+                            // A method of data (`P.dot(F.T)`), not of a module.
+                            pending.push((object, scope, reading));
+                        }
+                    } else if name.is_none() {
+                        return false;
+                    }
+                    if let Some(args) = args {
+                        let mut cursor = args.walk();
+                        for arg in args.named_children(&mut cursor) {
+                            match arg.kind_name() {
+                                "comment" => {}
+                                "keyword_argument" => pending.extend(arg.field("value").map(|v| (v, scope, reading))),
+                                "list_splat" | "dictionary_splat" => return false,
+                                _ => pending.push((arg, scope, reading)),
+                            }
+                        }
+                    }
+                }
+                // An element or slice of the state is state; picked by an
+                // index array (`self.h[inds]`), it is as large as the index.
+                "subscript" => {
+                    pending.extend(expr.field("value").map(|v| (v, scope, reading)));
+                    let mut cursor = expr.walk();
+                    pending.extend(expr.children_by_field_name("subscript", &mut cursor).map(|i| (i, scope, Reading::Data)));
+                }
+                "parenthesized_expression" | "unary_operator" | "binary_operator" | "tuple" | "list" | "boolean_operator" | "comparison_operator"
+                | "conditional_expression" => {
+                    let mut cursor = expr.walk();
+                    pending.extend(expr.named_children(&mut cursor).filter(|c| c.kind_name() != "comment").map(|c| (c, scope, reading)));
+                }
+                // `self.sim = sim = …`: what the inner assignment stores.
+                "assignment" => pending.extend(expr.field("right").map(|r| (r, scope, reading))),
+                "integer" | "float" | "true" | "false" | "none" | "string" | "slice" | "ellipsis" => {}
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether every assignment to `self.name` in `class` is made from the
+    /// model's state and numbers only (see [`Module::state_made`]).
+    fn attribute_made(&self, name: &str, class: Node<'t>, reading: Reading, trace: &mut Trace) -> bool {
+        let key = (name.to_string(), reading);
+        if trace.in_progress.contains(&key) {
+            trace.provisional = true;
+            return true;
+        }
+        let memo = (class.id(), name.to_string(), reading == Reading::Shape);
+        if let Some(&known) = self.model_state.borrow().get(&memo) {
+            return known;
+        }
+        if trace.pending_true.contains(&key) {
+            return true;
+        }
+        let outer_provisional = std::mem::take(&mut trace.provisional);
+        let made = self.attribute_made_anew(name, class, reading, trace);
+        let provisional = trace.provisional;
+        trace.provisional |= outer_provisional;
+        if !made && trace.steps <= STATE_TRACE_STEPS {
+            // Not made of state even taking those in progress to be.
+            self.model_state.borrow_mut().insert(memo, false);
+        } else if made && !provisional {
+            self.model_state.borrow_mut().insert(memo, true);
+        } else if made && trace.in_progress.is_empty() {
+            // The outermost: what was taken for state while it was worked
+            // out holds, and so do those found so under that.
+            for (n, r) in trace.pending_true.drain(..) {
+                self.model_state.borrow_mut().insert((class.id(), n, r == Reading::Shape), true);
+            }
+            self.model_state.borrow_mut().insert(memo, true);
+        } else if made {
+            trace.pending_true.push(key);
+        } else if trace.in_progress.is_empty() {
+            trace.pending_true.clear();
+        }
+        made
+    }
+
+    /// [`Module::attribute_made`] worked out: every store to the attribute.
+    fn attribute_made_anew(&self, name: &str, class: Node<'t>, reading: Reading, trace: &mut Trace) -> bool {
+        let key = (name.to_string(), reading);
+        // Every store to it, found in the class's text: `self.name = …` and
+        // `self.name += …` give what it holds; a store this does not read
+        // (an item of a tuple assigned, a loop's target) leaves it untold.
+        let pattern = format!("self.{name}");
+        let class_text = &self.text[class.byte_range()];
+        let mut rights = Vec::new();
+        for (at, _) in class_text.match_indices(&pattern) {
+            let start = class.start_byte() + at;
+            let end = start + pattern.len();
+            if self.text[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') || self.text[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let Some(node) = self.root.descendant_for_byte_range(start, end) else { return false };
+            let Some(node) = [Some(node), self.parent(node)].into_iter().flatten().find(|n| n.kind_name() == "attribute" && n.byte_range() == (start..end)) else {
+                continue; // inside a string or a comment
+            };
+            let Some(parent) = self.parent(node) else { continue };
+            match parent.kind_name() {
+                "assignment" | "augmented_assignment" if parent.field("left").is_some_and(|l| l.id() == node.id()) => {
+                    let Some(right) = parent.field("right") else { return false };
+                    let scope = self.enclosing_function(parent).map_or(super::MODULE_SCOPE, |f| f.id());
+                    rights.push((right, scope));
+                }
+                "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" | "parenthesized_expression" => {
+                    let stored = self.ancestors(node).take_while(|a| !matches!(a.kind_name(), "block" | "module" | "expression_statement")).any(|a| {
+                        matches!(a.kind_name(), "assignment" | "for_statement" | "for_in_clause" | "with_item" | "augmented_assignment")
+                            && a.field("left").or_else(|| a.field("value")).is_some_and(|l| l.start_byte() <= start && end <= l.end_byte())
+                    });
+                    if stored {
+                        return false;
+                    }
+                }
+                "for_statement" | "for_in_clause" if parent.field("left").is_some_and(|l| l.id() == node.id()) => return false,
+                _ => {}
+            }
+        }
+        // An update (`self.P = F @ self.P @ F.T + Q`, `self.x += K @ y`)
+        // keeps the shape the other assignments give: the next step uses it
+        // with the same matrices, and NumPy's in-place operators never
+        // change a shape. Unless it grows it (`np.append(self.h, x)`).
+        let mut made_anew = Vec::new();
+        for (right, scope) in rights {
+            // A Python collection on the instance grows as the code adds to it.
+            if matches!(right.kind_name(), "list" | "dictionary" | "set" | "list_comprehension" | "dictionary_comprehension")
+                || (right.kind_name() == "call" && right.field("function").is_some_and(|f| matches!(self.text_of(f), "list" | "dict" | "set" | "deque")))
+            {
+                return false;
+            }
+            let in_place = self.parent(right).is_some_and(|p| p.kind_name() == "augmented_assignment");
+            let updates = in_place
+                || self.preorder(right).any(|n| {
+                    n.kind_name() == "attribute"
+                        && n.field("object").is_some_and(|o| self.text_of(o) == "self")
+                        && n.field("attribute").is_some_and(|a| self.text_of(a) == name)
+                });
+            if !updates {
+                made_anew.push((right, scope));
+                continue;
+            }
+            let grows = self.preorder(right).any(|n| {
+                n.kind_name() == "call"
+                    && n.field("function").and_then(|f| self.qualified_name(f)).is_some_and(|q| GROWING.contains(&q.as_str()))
+                    || n.kind_name() == "subscript" && n.field("value").and_then(|v| self.qualified_name(v)).is_some_and(|q| matches!(q.as_str(), "numpy.r_" | "numpy.c_"))
+            });
+            if grows {
+                return false;
+            }
+        }
+        if made_anew.is_empty() {
+            return false;
+        }
+        trace.in_progress.push(key);
+        let made = made_anew.into_iter().all(|(right, scope)| self.state_made(right, scope, class, reading, trace));
+        trace.in_progress.pop();
+        made
+    }
+
+    /// Whether the docstring of function `scope` gives its parameter `name`
+    /// a shape (or shapes) whose every dimension is a number written out or
+    /// a parameter of `class`'s constructor (`z : (dim_z, 1) array_like`,
+    /// with `__init__(self, dim_x, dim_z)`).
+    fn documented_in_model_numbers(&self, scope: usize, name: &str, class: Node<'t>) -> bool {
+        let Some(ty) = self.documented.get(&(scope, name)) else { return false };
+        let lower = ty.to_ascii_lowercase();
+        let shapes = super::documented_shapes(&lower);
+        let Some(init) = self.constructor(class) else { return false };
+        let numbers: Vec<String> = init
+            .field("parameters")
+            .map(|ps| ps.named_children(&mut ps.walk()).filter_map(super::parameter_name).map(|n| self.text_of(n).to_ascii_lowercase()).collect())
+            .unwrap_or_default();
+        !shapes.is_empty()
+            && shapes.iter().all(|shape| shape.iter().all(|d| d.parse::<u64>().is_ok() || (*d != "self" && numbers.iter().any(|n| n == d))))
+    }
+
+    /// `class`'s own `__init__`.
+    fn constructor(&self, class: Node<'t>) -> Option<Node<'t>> {
+        let body = class.field("body")?;
+        let mut cursor = body.walk();
+        let found = body.named_children(&mut cursor).find_map(|d| {
+            let f = if d.kind_name() == "decorated_definition" { d.field("definition")? } else { d };
+            (f.kind_name() == "function_definition" && f.field("name").is_some_and(|n| self.text_of(n) == "__init__")).then_some(f)
+        });
+        found
+    }
+
+    /// Whether `scope` is the `__init__` of `class`.
+    fn is_constructor(&self, scope: usize, class: Node<'t>) -> bool {
+        self.function_of_scope(scope).is_some_and(|f| {
+            f.field("name").is_some_and(|n| self.text_of(n) == "__init__") && self.method_class(f).is_some_and(|(c, _)| c.id() == class.id())
+        })
+    }
+}
