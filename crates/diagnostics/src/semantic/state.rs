@@ -5,6 +5,7 @@
 //! a state, the levels of a factor), not by data that arrives: with nothing
 //! else saying its size, heavy work on it alone is no evidence of GPU work.
 
+use gpulens_knowledge::ApiKind;
 use gpulens_syntax::NodeExt;
 use gpulens_syntax::Node;
 
@@ -13,6 +14,9 @@ use super::*;
 /// How far [`Module::model_sized`] follows expressions back (the class's
 /// attributes included, each read once) before it gives up.
 const STATE_TRACE_STEPS: usize = 600;
+
+/// How far [`Module::made_from_attribute`] follows a method's names back.
+const UPDATE_TRACE_STEPS: usize = 32;
 
 /// NumPy's constructors that make an array from a shape alone.
 const FROM_SHAPE: &[&str] = &["numpy.eye", "numpy.identity", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"];
@@ -33,14 +37,32 @@ struct Trace {
     in_progress: Vec<(String, Reading)>,
     /// Expressions followed so far.
     steps: usize,
-    /// Whether an array of the state was reached.
-    any_state: bool,
+    /// Whether an array the class makes from numbers (`np.eye(dim_x)`) was
+    /// reached, not only attributes in progress: state that is made
+    /// somewhere, not a cycle of stores of data from elsewhere (`self.X =
+    /// X_saved` after `X_saved = self.X`, `self.X` set by a base class).
+    grounded: bool,
     /// Whether an answer rested on an attribute still in progress, or on
     /// the step limit: then it is not remembered.
     provisional: bool,
     /// Attributes found made of state while another was in progress:
     /// remembered once the outermost one is found so too.
     pending_true: Vec<(String, Reading)>,
+}
+
+/// A call's arguments: the positional ones and the values of the keywords
+/// (`size=n`), in order.
+fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
+    call.field("arguments").map_or(Vec::new(), |a| {
+        let mut cursor = a.walk();
+        a.named_children(&mut cursor)
+            .filter_map(|n| match n.kind_name() {
+                "comment" => None,
+                "keyword_argument" => n.field("value"),
+                _ => Some(n),
+            })
+            .collect()
+    })
 }
 
 /// What an expression is traced for: array data, or a number that sizes one.
@@ -62,7 +84,7 @@ impl<'t> Module<'t> {
         let Some((class, true)) = self.method_class(function) else { return false };
         let mut trace = Trace::default();
         let found = inputs.iter().all(|input| self.state_made(*input, scope, class, Reading::Data, &mut trace));
-        found && trace.any_state
+        found && trace.grounded
     }
 
     /// Whether `expr` (in `scope`) is made from the model's state and
@@ -110,9 +132,6 @@ impl<'t> Module<'t> {
                         if !self.attribute_made(&name, class, reading, trace) {
                             return false;
                         }
-                        if reading == Reading::Data {
-                            trace.any_state = true;
-                        }
                         continue;
                     }
                     // `P.T`, `x.shape`: the same object's data (its shape sizes by it).
@@ -124,11 +143,14 @@ impl<'t> Module<'t> {
                     let name = self.qualified_name(function);
                     let args = expr.field("arguments");
                     match name.as_deref() {
-                        Some(n) if FROM_SHAPE.contains(&n) => {
+                        // An array made from a shape (`np.eye(dim_x)`) or
+                        // drawn to one (`np.random.normal(0, 1, (k,))`):
+                        // as large as its numbers say.
+                        Some(n) if FROM_SHAPE.contains(&n) || self.knowledge.api(n).is_some_and(|api| api.kind == ApiKind::Generate) => {
                             if reading == Reading::Data {
-                                trace.any_state = true;
+                                trace.grounded = true;
                             }
-                            for arg in super::positional_arguments(expr) {
+                            for arg in arguments(expr) {
                                 pending.push((arg, scope, Reading::Shape));
                             }
                             continue;
@@ -203,33 +225,47 @@ impl<'t> Module<'t> {
         }
         let memo = (class.id(), name.to_string(), reading == Reading::Shape);
         if let Some(&known) = self.model_state.borrow().get(&memo) {
+            trace.grounded |= known && reading == Reading::Data;
             return known;
         }
         if trace.pending_true.contains(&key) {
             return true;
         }
+        let pending_from = trace.pending_true.len();
         let outer_provisional = std::mem::take(&mut trace.provisional);
+        let outer_grounded = std::mem::take(&mut trace.grounded);
         let made = self.attribute_made_anew(name, class, reading, trace);
         let provisional = trace.provisional;
+        // (A number is made from the constructor's: nothing more to ground it.)
+        let grounded = trace.grounded || reading == Reading::Shape;
         trace.provisional |= outer_provisional;
-        if !made && trace.steps <= STATE_TRACE_STEPS {
+        trace.grounded |= outer_grounded || (grounded && reading == Reading::Data);
+        let outermost = trace.in_progress.is_empty();
+        let remember = |known: bool| {
+            self.model_state.borrow_mut().insert(memo.clone(), known);
+        };
+        if !made {
             // Not made of state even taking those in progress to be.
-            self.model_state.borrow_mut().insert(memo, false);
-        } else if made && !provisional {
-            self.model_state.borrow_mut().insert(memo, true);
-        } else if made && trace.in_progress.is_empty() {
-            // The outermost: what was taken for state while it was worked
-            // out holds, and so do those found so under that.
-            for (n, r) in trace.pending_true.drain(..) {
-                self.model_state.borrow_mut().insert((class.id(), n, r == Reading::Shape), true);
+            if trace.steps <= STATE_TRACE_STEPS {
+                remember(false);
             }
-            self.model_state.borrow_mut().insert(memo, true);
-        } else if made {
-            trace.pending_true.push(key);
-        } else if trace.in_progress.is_empty() {
-            trace.pending_true.clear();
+            trace.pending_true.truncate(pending_from);
+            return false;
         }
-        made
+        if !provisional || outermost {
+            // Worked out whole: state if made somewhere from numbers. What
+            // was taken for state while it was worked out holds with it.
+            let taken = trace.pending_true.split_off(pending_from);
+            if grounded {
+                for (n, r) in taken {
+                    self.model_state.borrow_mut().insert((class.id(), n, r == Reading::Shape), true);
+                }
+            }
+            remember(grounded);
+            return grounded;
+        }
+        trace.pending_true.push(key);
+        true
     }
 
     /// [`Module::attribute_made`] worked out: every store to the attribute.
@@ -284,12 +320,7 @@ impl<'t> Module<'t> {
                 return false;
             }
             let in_place = self.parent(right).is_some_and(|p| p.kind_name() == "augmented_assignment");
-            let updates = in_place
-                || self.preorder(right).any(|n| {
-                    n.kind_name() == "attribute"
-                        && n.field("object").is_some_and(|o| self.text_of(o) == "self")
-                        && n.field("attribute").is_some_and(|a| self.text_of(a) == name)
-                });
+            let updates = in_place || self.made_from_attribute(right, scope, name);
             if !updates {
                 made_anew.push((right, scope));
                 continue;
@@ -310,6 +341,34 @@ impl<'t> Module<'t> {
         let made = made_anew.into_iter().all(|(right, scope)| self.state_made(right, scope, class, reading, trace));
         trace.in_progress.pop();
         made
+    }
+
+    /// Whether `right` (in `scope`) is computed from what `self.name` held,
+    /// read directly or through the method's names (`P = self.P` …
+    /// `self.P = F @ P @ F.T + Q`).
+    fn made_from_attribute(&self, right: Node<'t>, scope: usize, name: &str) -> bool {
+        let mut pending = vec![right];
+        let mut steps = 0;
+        while let Some(expr) = pending.pop() {
+            steps += 1;
+            if steps > UPDATE_TRACE_STEPS {
+                return false;
+            }
+            for n in self.preorder(expr) {
+                match n.kind_name() {
+                    "attribute" if n.field("object").is_some_and(|o| self.text_of(o) == "self") && n.field("attribute").is_some_and(|a| self.text_of(a) == name) => {
+                        return true;
+                    }
+                    "identifier" if self.parent(n).is_none_or(|p| p.kind_name() != "attribute" || p.field("object").is_some_and(|o| o.id() == n.id())) => {
+                        if let Some(Binding::Assigned(rhs)) = self.lookup(scope, self.text_of(n), n.start_byte()) {
+                            pending.push(rhs);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        false
     }
 
     /// Whether the docstring of function `scope` gives its parameter `name`
