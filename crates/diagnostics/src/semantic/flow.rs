@@ -663,6 +663,19 @@ fn shortened(text: &str) -> String {
 /// parameters it is made from.
 const ITEM_TRACE_STEPS: usize = 64;
 
+/// What every caller passes a parameter (see [`Module::one_item_per_call`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Passed {
+    /// One item of a collection a loop walks (by some callers, numbers by the others).
+    Item,
+    /// Numbers only.
+    Number,
+}
+
+/// How many callers up [`Module::one_item_per_call`] follows a parameter
+/// passed on (`_msd_fft(traj)` in `msd`, `msd(ptraj)` in a loop).
+const ITEM_CALLER_HOPS: u32 = 2;
+
 impl<'t> Module<'t> {
     /// Whether the data `inputs` (a call's arguments, in function `scope`)
     /// are made only from parameters that every caller in this module
@@ -675,6 +688,11 @@ impl<'t> Module<'t> {
     /// it something, or where the data also comes from elsewhere (`self`,
     /// a module-level array, a file).
     pub fn one_item_per_call(&self, inputs: &[Node<'_>], scope: usize) -> bool {
+        self.one_item_per_call_from(inputs, scope, 0)
+    }
+
+    /// [`Module::one_item_per_call`], `hops` callers up from where it was asked.
+    fn one_item_per_call_from(&self, inputs: &[Node<'_>], scope: usize, hops: u32) -> bool {
         let mut roots: Vec<&str> = Vec::new();
         let mut pending: Vec<Node<'_>> = inputs.to_vec();
         let mut steps = 0;
@@ -738,23 +756,52 @@ impl<'t> Module<'t> {
                 _ => return false,
             }
         }
-        !roots.is_empty() && roots.iter().all(|name| self.passed_one_item(scope, name))
+        // Every root is passed an item or a number, and one at least an item.
+        let mut any_item = false;
+        for name in roots {
+            match self.passed_one_item(scope, name, hops) {
+                Some(Passed::Item) => any_item = true,
+                Some(Passed::Number) => {}
+                None => return false,
+            }
+        }
+        any_item
     }
 
     /// Whether each caller of the function `scope` passes its parameter
-    /// `name` one item of a loop's collection (see [`Module::one_item_per_call`]).
-    fn passed_one_item(&self, scope: usize, name: &str) -> bool {
+    /// `name` one item of a loop's collection (see [`Module::one_item_per_call`]),
+    /// or passes on what it was given one item at a time itself (`msd(traj)`
+    /// calling `_msd_fft(traj)`, with `msd(ptraj)` in a loop over groups),
+    /// up to [`ITEM_CALLER_HOPS`] callers up.
+    /// A number every caller passes (`scale=2.0`) is no data of its own: it
+    /// is told apart, so that a function given only numbers is not taken for
+    /// one given an item.
+    fn passed_one_item(&self, scope: usize, name: &str, hops: u32) -> Option<Passed> {
         if matches!(name, "self" | "cls") {
-            return false;
+            return None;
         }
-        let Some(function) = self.function_of_scope(scope) else { return false };
-        let Some(position) = self.parameter_position(function, name) else { return false };
+        let function = self.function_of_scope(scope)?;
+        let position = self.parameter_position(function, name)?;
         if !self.passed_from_other_modules(function).is_empty() {
-            return false;
+            return None;
         }
         let sites = self.calls_of(function);
-        !sites.is_empty()
-            && sites.iter().all(|site| self.passed_as(site.node, name, position).is_some_and(|a| self.item_of_a_loop(a, site.node)))
+        if sites.is_empty() {
+            return None;
+        }
+        let mut passed = Passed::Number;
+        for site in sites {
+            let argument = self.passed_as(site.node, name, position)?;
+            let caller = self.enclosing_function(site.node);
+            if self.item_of_a_loop(argument, site.node)
+                || (hops < ITEM_CALLER_HOPS && caller.is_some_and(|caller| self.one_item_per_call_from(&[argument], caller.id(), hops + 1)))
+            {
+                passed = Passed::Item;
+            } else if !matches!(self.eval(argument, caller.map_or(super::MODULE_SCOPE, |c| c.id()), 0), Value::Int(_) | Value::Scalar) {
+                return None;
+            }
+        }
+        Some(passed)
     }
 
     /// Whether some argument of `call` is one item of the collection a loop
