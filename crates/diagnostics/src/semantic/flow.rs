@@ -672,10 +672,6 @@ enum Passed {
     Number,
 }
 
-/// How many callers up [`Module::one_item_per_call`] follows a parameter
-/// passed on (`_msd_fft(traj)` in `msd`, `msd(ptraj)` in a loop).
-const ITEM_CALLER_HOPS: u32 = 2;
-
 impl<'t> Module<'t> {
     /// Whether the data `inputs` (a call's arguments, in function `scope`)
     /// are made only from parameters that every caller in this module
@@ -688,11 +684,6 @@ impl<'t> Module<'t> {
     /// it something, or where the data also comes from elsewhere (`self`,
     /// a module-level array, a file).
     pub fn one_item_per_call(&self, inputs: &[Node<'_>], scope: usize) -> bool {
-        self.one_item_per_call_from(inputs, scope, 0)
-    }
-
-    /// [`Module::one_item_per_call`], `hops` callers up from where it was asked.
-    fn one_item_per_call_from(&self, inputs: &[Node<'_>], scope: usize, hops: u32) -> bool {
         let mut roots: Vec<&str> = Vec::new();
         let mut pending: Vec<Node<'_>> = inputs.to_vec();
         let mut steps = 0;
@@ -759,7 +750,7 @@ impl<'t> Module<'t> {
         // Every root is passed an item or a number, and one at least an item.
         let mut any_item = false;
         for name in roots {
-            match self.passed_one_item(scope, name, hops) {
+            match self.passed_one_item(scope, name) {
                 Some(Passed::Item) => any_item = true,
                 Some(Passed::Number) => {}
                 None => return false,
@@ -769,14 +760,11 @@ impl<'t> Module<'t> {
     }
 
     /// Whether each caller of the function `scope` passes its parameter
-    /// `name` one item of a loop's collection (see [`Module::one_item_per_call`]),
-    /// or passes on what it was given one item at a time itself (`msd(traj)`
-    /// calling `_msd_fft(traj)`, with `msd(ptraj)` in a loop over groups),
-    /// up to [`ITEM_CALLER_HOPS`] callers up.
-    /// A number every caller passes (`scale=2.0`) is no data of its own: it
-    /// is told apart, so that a function given only numbers is not taken for
+    /// `name` one item of a loop's collection (see [`Module::one_item_per_call`]).
+    /// A number a caller passes (`scale=2.0`) is no data of its own: it is
+    /// told apart, so that a function given only numbers is not taken for
     /// one given an item.
-    fn passed_one_item(&self, scope: usize, name: &str, hops: u32) -> Option<Passed> {
+    fn passed_one_item(&self, scope: usize, name: &str) -> Option<Passed> {
         if matches!(name, "self" | "cls") {
             return None;
         }
@@ -793,9 +781,7 @@ impl<'t> Module<'t> {
         for site in sites {
             let argument = self.passed_as(site.node, name, position)?;
             let caller = self.enclosing_function(site.node);
-            if self.item_of_a_loop(argument, site.node)
-                || (hops < ITEM_CALLER_HOPS && caller.is_some_and(|caller| self.one_item_per_call_from(&[argument], caller.id(), hops + 1)))
-            {
+            if self.item_of_a_loop(argument, site.node) {
                 passed = Passed::Item;
             } else if !matches!(self.eval(argument, caller.map_or(super::MODULE_SCOPE, |c| c.id()), 0), Value::Int(_) | Value::Scalar) {
                 return None;
