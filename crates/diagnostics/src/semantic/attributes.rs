@@ -147,11 +147,7 @@ impl<'t> Module<'t> {
             // can't be told, leave it unknown.
             if model.is_none() && right.kind_name() != "none" {
                 let scope = self.enclosing_function(assignment).map_or(super::MODULE_SCOPE, |f| f.id());
-                let reads_itself = self.preorder(right).any(|n| {
-                    n.kind_name() == "attribute"
-                        && n.field("object").is_some_and(|o| self.text_of(o) == "self")
-                        && n.field("attribute").is_some_and(|a| self.text_of(a) == name)
-                });
+                let reads_itself = self.preorder(right).any(|n| self.is_self_attribute(n, name));
                 if reads_itself {
                     updates.push((right, scope));
                     continue;
@@ -218,6 +214,13 @@ impl<'t> Module<'t> {
 }
 
 impl<'t> Module<'t> {
+    /// Whether `node` is `self.name`.
+    pub(super) fn is_self_attribute(&self, node: Node<'_>, name: &str) -> bool {
+        node.kind_name() == "attribute"
+            && node.field("object").is_some_and(|o| self.text_of(o) == "self")
+            && node.field("attribute").is_some_and(|a| self.text_of(a) == name)
+    }
+
     /// The model the items of `self.name` (`expr`) hold, when the class's
     /// every `self.name[...] = …` assigns one the knowledge base maps, the
     /// same (`self.models_[label] = KernelDensity(...).fit(x)` in `fit`):

@@ -780,10 +780,9 @@ impl<'t> Module<'t> {
         let mut passed = Passed::Number;
         for site in sites {
             let argument = self.passed_as(site.node, name, position)?;
-            let caller = self.enclosing_function(site.node);
             if self.item_of_a_loop(argument, site.node) {
                 passed = Passed::Item;
-            } else if !matches!(self.eval(argument, caller.map_or(super::MODULE_SCOPE, |c| c.id()), 0), Value::Int(_) | Value::Scalar) {
+            } else if !matches!(self.eval(argument, site.scope, 0), Value::Int(_) | Value::Scalar) {
                 return None;
             }
         }

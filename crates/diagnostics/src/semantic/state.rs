@@ -356,9 +356,7 @@ impl<'t> Module<'t> {
             }
             for n in self.preorder(expr) {
                 match n.kind_name() {
-                    "attribute" if n.field("object").is_some_and(|o| self.text_of(o) == "self") && n.field("attribute").is_some_and(|a| self.text_of(a) == name) => {
-                        return true;
-                    }
+                    "attribute" if self.is_self_attribute(n, name) => return true,
                     "identifier" if self.parent(n).is_none_or(|p| p.kind_name() != "attribute" || p.field("object").is_some_and(|o| o.id() == n.id())) => {
                         if let Some(Binding::Assigned(rhs)) = self.lookup(scope, self.text_of(n), n.start_byte()) {
                             pending.push(rhs);
@@ -401,8 +399,6 @@ impl<'t> Module<'t> {
 
     /// Whether `scope` is the `__init__` of `class`.
     fn is_constructor(&self, scope: usize, class: Node<'t>) -> bool {
-        self.function_of_scope(scope).is_some_and(|f| {
-            f.field("name").is_some_and(|n| self.text_of(n) == "__init__") && self.method_class(f).is_some_and(|(c, _)| c.id() == class.id())
-        })
+        self.function_of_scope(scope).and_then(|f| super::constructor_class(self.text, f)).is_some_and(|c| c.id() == class.id())
     }
 }
