@@ -68,7 +68,9 @@ declare_rule! {
     /// iterations depend on each other (including a value one branch assigns and another path reads
     /// from the previous pass), do I/O, or work on Python objects are left alone, and so are loops that
     /// only copy (a constant, another array's element, the item they enumerate, a value the loop does
-    /// not change), fill a dict, or run over an array's axes.
+    /// not change), fill a dict, or run over an array's axes. A loop that only sums into numbers inside
+    /// another loop is left alone too, unless the loops around it run a few passes or the sum is known
+    /// to be large: as a kernel it would be launched, and its sum waited for, once per outer pass.
     ///
     /// ## Why
     /// A Python loop runs one iteration at a time at interpreter speed. Numba's CUDA target compiles
@@ -428,6 +430,17 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         }
         let elements = shape.sizes.iter().try_fold(1u64, |acc, s| s.map(|s| acc.saturating_mul(s)));
         if elements.is_some_and(|n| n < cx.settings.min_elements) {
+            continue;
+        }
+        // A loop that only sums into numbers (`acc += w[i] * x[i]`), inside
+        // another Python loop whose passes go on with those numbers: as a
+        // kernel it would be launched, and its sum waited for, once per
+        // pass of the loops around it (a synchronisation per pass, the
+        // mistake GPU code is checked for), and each sum is that outer
+        // pass's own work. Only where those passes are few (counted, or
+        // bounded as `range(1, kmax + 1)` with `kmax=10`) is the sum the
+        // work to look at; else only a sum known to be large pays for the wait.
+        if site.loop_depth > 0 && writes_own.is_empty() && !shape.reductions.is_empty() && elements.is_none() && !few_passes_around(cx, site) {
             continue;
         }
         let size = elements.map(|n| format!(" ({} iterations here)", thousands(n))).unwrap_or_default();
@@ -980,4 +993,17 @@ fn gathers_elements(node: Node<'_>) -> bool {
         && clauses.len() == 1
         && clauses[0].kind_name() == "for_in_clause"
         && clauses[0].field("right").is_some_and(|r| r.kind_name() == "identifier")
+}
+
+/// Whether every loop around `site` in its function runs a counted or
+/// bounded number of passes (see [`range_loop`]): a `while`, or a `for`
+/// over a collection or an unbounded range, runs as many as its data has.
+fn few_passes_around(cx: &Context<'_, '_>, site: &LoopSite<'_>) -> bool {
+    let module = cx.module;
+    let found = module
+        .ancestors(site.node)
+        .take_while(|a| !matches!(a.kind_name(), "function_definition" | "lambda" | "class_definition"))
+        .filter(|a| matches!(a.kind_name(), "for_statement" | "while_statement"))
+        .all(|a| a.kind_name() == "for_statement" && range_loop(cx, a, site.scope).is_some_and(|(_, passes)| passes.is_some()));
+    found
 }
