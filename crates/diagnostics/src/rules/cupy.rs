@@ -171,7 +171,9 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
 /// An element-wise call or a reduction whose data Python builds one
 /// element at a time (`np.cbrt([w(j, k) for k in nbrs]).sum()`, or a name
 /// assigned such a list): the building costs far more per element than the
-/// call, so the GPU would speed up the cheap part only.
+/// call, so the GPU would speed up the cheap part only. Rows picked by such
+/// an index (`pos[np.fromiter(p[0] for p in pairs)]`) are as many as Python
+/// built, and arithmetic or a comparison of built data (and numbers) is too.
 fn made_by_python(call: &Call<'_, '_>) -> bool {
     if !(call.api.elementwise || call.api.reduction) {
         return false;
@@ -179,19 +181,49 @@ fn made_by_python(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     let scope = call.site.scope;
     fn built(module: &Module<'_>, n: Node<'_>, scope: usize, depth: u32) -> bool {
-        if depth > 3 {
+        if depth > 8 {
             return false;
         }
         match n.kind_name() {
-            "list_comprehension" | "generator_expression" | "set_comprehension" => true,
+            // One element per pass, unless each pass makes an array with
+            // NumPy (`[np.dot(w, e) for e in epochs]`): then Python builds
+            // rows, and NumPy their elements.
+            "list_comprehension" | "generator_expression" | "set_comprehension" => {
+                let element = n.named_child(0).filter(|b| b.kind_name() == "call");
+                let rows = element.and_then(|c| c.field("function")).and_then(|f| module.qualified_name(f)).is_some_and(|name| {
+                    name.starts_with("numpy.") && crate::Knowledge::get().api(&name).is_some_and(|api| !api.reduction)
+                });
+                !rows
+            }
             "parenthesized_expression" => n.named_child(0).is_some_and(|i| built(module, i, scope, depth + 1)),
+            // `pos[index]`: as many rows as a built index picks.
+            "subscript" => {
+                let mut cursor = n.walk();
+                let picks: Vec<Node<'_>> = n.children_by_field_name("subscript", &mut cursor).collect();
+                n.field("value").is_some_and(|v| built(module, v, scope, depth + 1))
+                    || matches!(picks.as_slice(), [index] if built(module, *index, scope, depth + 1))
+            }
+            // `a > b`, `a * 2`: every operand that is not a number is built.
+            "binary_operator" | "comparison_operator" => {
+                let mut cursor = n.walk();
+                // (A number is written out or a name holding one: a call's
+                // value may be read as a number where its axis makes it rows.)
+                let number = |o: Node<'_>| match o.kind_name() {
+                    "integer" | "float" => true,
+                    "identifier" | "attribute" => matches!(module.value(o, scope), Value::Int(_) | Value::Scalar),
+                    _ => false,
+                };
+                let operands: Vec<Node<'_>> = n.named_children(&mut cursor).filter(|o| o.kind_name() != "comment" && !number(*o)).collect();
+                !operands.is_empty() && operands.iter().all(|o| built(module, *o, scope, depth + 1))
+            }
             "identifier" => module.assigned_from(n, scope).is_some_and(|v| built(module, v, scope, depth + 1)),
             // Through a conversion or another element-wise call
-            // (`np.array([...])`, `np.cbrt([...])`): the same elements.
+            // (`np.array([...])`, `np.cbrt([...])`): the same elements; through
+            // a reduction (`np.sum(rows, 1)`), as many or fewer.
             "call" => {
                 let keeps = n.field("function").and_then(|f| module.qualified_name(f)).is_some_and(|name| {
                     matches!(name.as_str(), "numpy.array" | "numpy.asarray" | "numpy.fromiter")
-                        || crate::Knowledge::get().api(&name).is_some_and(|api| api.elementwise)
+                        || crate::Knowledge::get().api(&name).is_some_and(|api| api.elementwise || api.reduction)
                 });
                 keeps && module.positional(n).first().is_some_and(|a| built(module, *a, scope, depth + 1))
             }
