@@ -179,9 +179,10 @@ pub(crate) fn groups_in_python<'t>(cx: &Context<'_, 't>, call: Node<'t>) -> bool
             return true;
         }
         let Some(call) = module.parent(parent).filter(|c| c.kind_name() == "call") else { return false };
-        // `apply` takes only functions: whatever it is given (a parameter
-        // holding one, say) is Python run once per group.
-        if method == "apply" {
+        // `apply` and a group-by's `filter` take only functions: whatever
+        // they are given (a parameter holding one, say) is Python run once
+        // per group.
+        if matches!(method, "apply" | "filter") {
             return crate::semantic::positional_arguments(call).first().is_some_and(|a| a.kind_name() != "string");
         }
         PER_GROUP.contains(&method) && takes_python_callable(cx, call)
