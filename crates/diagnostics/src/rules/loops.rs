@@ -68,9 +68,10 @@ declare_rule! {
     /// iterations depend on each other (including a value one branch assigns and another path reads
     /// from the previous pass), do I/O, or work on Python objects are left alone, and so are loops that
     /// only copy (a constant, another array's element, the item they enumerate, a value the loop does
-    /// not change), fill a dict, or run over an array's axes. A loop that only sums into numbers inside
-    /// another loop is left alone too, unless the loops around it run a few passes or the sum is known
-    /// to be large: as a kernel it would be launched, and its sum waited for, once per outer pass.
+    /// not change), fill a dict, or run over an array's axes. A loop that only sums into numbers that
+    /// each pass of a loop around it starts afresh is left alone too, unless the loops around it run a
+    /// few passes or the sum is known to be large: as a kernel it would be launched, and its sum waited
+    /// for, once per outer pass.
     ///
     /// ## Why
     /// A Python loop runs one iteration at a time at interpreter speed. Numba's CUDA target compiles
@@ -432,15 +433,22 @@ pub(super) fn check(cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         if elements.is_some_and(|n| n < cx.settings.min_elements) {
             continue;
         }
-        // A loop that only sums into numbers (`acc += w[i] * x[i]`), inside
-        // another Python loop whose passes go on with those numbers: as a
+        // A loop that only sums into numbers (`acc += w[i] * x[i]`), each
+        // started afresh by a pass of another Python loop around it (`acc =
+        // 0.0` there) that goes on with them: as a
         // kernel it would be launched, and its sum waited for, once per
         // pass of the loops around it (a synchronisation per pass, the
         // mistake GPU code is checked for), and each sum is that outer
         // pass's own work. Only where those passes are few (counted, or
         // bounded as `range(1, kmax + 1)` with `kmax=10`) is the sum the
         // work to look at; else only a sum known to be large pays for the wait.
-        if site.loop_depth > 0 && writes_own.is_empty() && !shape.reductions.is_empty() && elements.is_none() && !few_passes_around(cx, site) {
+        if site.loop_depth > 0
+            && writes_own.is_empty()
+            && !shape.reductions.is_empty()
+            && elements.is_none()
+            && !few_passes_around(cx, site)
+            && shape.reductions.iter().all(|r| started_per_pass(cx, site, r))
+        {
             continue;
         }
         let size = elements.map(|n| format!(" ({} iterations here)", thousands(n))).unwrap_or_default();
@@ -1005,5 +1013,24 @@ fn few_passes_around(cx: &Context<'_, '_>, site: &LoopSite<'_>) -> bool {
         .take_while(|a| !matches!(a.kind_name(), "function_definition" | "lambda" | "class_definition"))
         .filter(|a| matches!(a.kind_name(), "for_statement" | "while_statement"))
         .all(|a| a.kind_name() == "for_statement" && range_loop(cx, a, site.scope).is_some_and(|(_, passes)| passes.is_some()));
+    found
+}
+
+/// Whether `name`, a number the loop at `site` sums into, is set afresh in
+/// the body of the loop around it, outside `site` (`acc = 0.0` before the
+/// inner loop): each outer pass has its own sum. One set before all the
+/// loops is a sum over the whole nest.
+fn started_per_pass(cx: &Context<'_, '_>, site: &LoopSite<'_>, name: &str) -> bool {
+    let module = cx.module;
+    let Some(outer) = module.ancestors(site.node).find(|a| matches!(a.kind_name(), "for_statement" | "while_statement" | "function_definition")) else {
+        return false;
+    };
+    let Some(body) = outer.field("body").filter(|_| outer.kind_name() != "function_definition") else { return false };
+    let at = site.node.byte_range();
+    let found = module.preorder(body).any(|n| {
+        n.kind_name() == "assignment"
+            && !(at.start <= n.start_byte() && n.end_byte() <= at.end)
+            && n.field("left").is_some_and(|l| module.preorder(l).any(|i| i.kind_name() == "identifier" && module.text_of(i) == name))
+    });
     found
 }
