@@ -162,7 +162,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
     if value.elements().is_none() && (looks_small(call) || written_into_small(call) || one_item_per_call(call) || model_state(call)) {
         return None;
     }
-    if made_by_python(call) {
+    if made_by_python(call) || holds_python_objects(call) {
         return None;
     }
     (!call.is_small(value)).then_some(value)
@@ -233,6 +233,65 @@ fn made_by_python(call: &Call<'_, '_>) -> bool {
     let node = call.site.node;
     let data = module.mirror_receiver(node).or_else(|| module.positional(node).first().copied());
     data.is_some_and(|d| built(module, d, scope, 0))
+}
+
+/// The call's data is an array of Python objects (`np.array(rows,
+/// dtype=object)`, `.astype(object)`), or a part, an element-wise result or
+/// arithmetic of one: CuPy has no object dtype (`cupy.asarray` of one
+/// raises), so that work has no GPU equivalent as written.
+fn holds_python_objects(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    let scope = call.site.scope;
+    fn object_dtype(module: &Module<'_>, call: Node<'_>) -> bool {
+        let dtype = module.keyword(call, "dtype").or_else(|| {
+            // `.astype(object)`: its first argument.
+            let method = call.field("function").filter(|f| f.kind_name() == "attribute").and_then(|f| f.field("attribute"));
+            method.filter(|m| module.text_of(*m) == "astype").and_then(|_| module.positional(call).first().copied())
+        });
+        dtype.is_some_and(|d| {
+            matches!(module.text_of(d), "object" | "\"O\"" | "'O'" | "\"object\"" | "'object'")
+                || module.qualified_name(d).as_deref() == Some("numpy.object_")
+        })
+    }
+    fn objects(module: &Module<'_>, n: Node<'_>, scope: usize, depth: u32) -> bool {
+        if depth > 6 {
+            return false;
+        }
+        match n.kind_name() {
+            "parenthesized_expression" => n.named_child(0).is_some_and(|i| objects(module, i, scope, depth + 1)),
+            "subscript" => n.field("value").is_some_and(|v| objects(module, v, scope, depth + 1)),
+            "binary_operator" => {
+                [n.field("left"), n.field("right")].into_iter().flatten().any(|o| objects(module, o, scope, depth + 1))
+            }
+            "identifier" => module.assigned_from(n, scope).is_some_and(|v| objects(module, v, scope, depth + 1)),
+            // `self.sims` set earlier in the same method (`self.sims = table[:, 0]`).
+            "attribute" if n.field("object").is_some_and(|o| module.text_of(o) == "self") => {
+                let Some(function) = module.enclosing_function(n) else { return false };
+                let text = module.text_of(n);
+                let stored = module
+                    .preorder(function)
+                    .filter(|a| a.kind_name() == "assignment" && a.end_byte() <= n.start_byte())
+                    .filter(|a| a.field("left").is_some_and(|l| module.text_of(l) == text))
+                    .last()
+                    .and_then(|a| a.field("right"));
+                stored.is_some_and(|v| objects(module, v, scope, depth + 1))
+            }
+            "call" => {
+                if object_dtype(module, n) {
+                    return true;
+                }
+                // An element-wise call or a reduction of such an array gives Python objects too.
+                let keeps = n.field("function").and_then(|f| module.qualified_name(f)).is_some_and(|name| {
+                    crate::Knowledge::get().api(&name).is_some_and(|api| api.elementwise || api.reduction)
+                });
+                keeps && module.positional(n).first().is_some_and(|a| objects(module, *a, scope, depth + 1))
+            }
+            _ => false,
+        }
+    }
+    let node = call.site.node;
+    let data = module.mirror_receiver(node).or_else(|| module.positional(node).first().copied());
+    data.is_some_and(|d| objects(module, d, scope, 0))
 }
 
 /// A product that is light work whatever the size: an array with itself
