@@ -12,6 +12,7 @@ pub(crate) mod cupy;
 pub(crate) mod gpu;
 pub(crate) mod library_calls;
 mod idle_loops;
+mod loop_body;
 pub(crate) mod loop_headers;
 pub(crate) mod loops;
 mod models;
