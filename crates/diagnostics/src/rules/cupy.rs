@@ -316,8 +316,15 @@ fn light_product(call: &Call<'_, '_>) -> bool {
     // The scatter matrix of points with a few columns (`np.dot(x.T, x)`
     // for (n, 3) points): as many multiply-adds per element as columns.
     let scatter = || module.gram_columns(a, b, call.site.scope).is_some_and(|k| k <= 16);
+    // A product with the model's own state (`self.P = np.eye(dim_x)`, see
+    // `Module::model_sized`) does as many multiply-adds per element of the
+    // other operand as the state has rows: a count the user writes, small
+    // unless a default says otherwise (`dimensions=128`).
+    let state = |x: gpulens_syntax::Node<'_>| module.model_dimension(&[x], call.site.scope).is_some_and(|d| d <= 16);
     if matches!(call.name.as_str(), "numpy.dot" | "numpy.matmul" | "numpy.inner")
         && (tiny(a)
+            || state(a)
+            || state(b)
             || tiny(b)
             || vector(a)
             || vector(b)

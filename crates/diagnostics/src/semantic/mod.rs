@@ -111,6 +111,10 @@ enum Binding<'t> {
     Number(Option<u64>),
 }
 
+/// Whether an attribute is the model's own state, and the largest number
+/// known to size it (0 if none): see `state.rs`.
+type ModelState = (bool, u64);
+
 /// A call site and its context.
 #[derive(Debug, Clone, Copy)]
 pub struct CallSite<'t> {
@@ -252,8 +256,9 @@ pub struct Module<'t> {
     class_assignments: std::cell::RefCell<HashMap<usize, SelfAssignments>>,
     /// (Class node id, attribute, read as a size) → whether it is the
     /// model's own state (see `state.rs`), where that was worked out
-    /// without resting on what was still in progress.
-    model_state: std::cell::RefCell<HashMap<(usize, String, bool), bool>>,
+    /// without resting on what was still in progress, and the largest
+    /// number known to size it (0 if none).
+    model_state: std::cell::RefCell<HashMap<(usize, String, bool), ModelState>>,
     /// (Class node id, column) → where the names of the methods it defines
     /// at that column are (see [`Module::class_methods`]).
     class_methods: std::cell::RefCell<HashMap<(usize, usize), MethodNames>>,

@@ -48,6 +48,9 @@ struct Trace {
     /// Attributes found made of state while another was in progress:
     /// remembered once the outermost one is found so too.
     pending_true: Vec<(String, Reading)>,
+    /// The largest number met sizing the state (a literal, or a
+    /// constructor's number with a default: `dimensions=32`); 0 if none.
+    largest: u64,
 }
 
 /// A call's arguments: the positional ones and the values of the keywords
@@ -80,11 +83,19 @@ impl<'t> Module<'t> {
     /// numbers and literals. False where any of it comes from a parameter
     /// of the method, a module-level array, a file or anything not followed.
     pub fn model_sized(&self, inputs: &[Node<'_>], scope: usize) -> bool {
-        let Some(function) = self.function_of_scope(scope) else { return false };
-        let Some((class, true)) = self.method_class(function) else { return false };
+        self.model_dimension(inputs, scope).is_some()
+    }
+
+    /// Where [`Module::model_sized`] holds, the largest number known to
+    /// size that state (a literal, or the default of a constructor's
+    /// number: `np.eye(dimensions)` with `dimensions=32`); 0 where every
+    /// number is one the user passes.
+    pub fn model_dimension(&self, inputs: &[Node<'_>], scope: usize) -> Option<u64> {
+        let function = self.function_of_scope(scope)?;
+        let Some((class, true)) = self.method_class(function) else { return None };
         let mut trace = Trace::default();
         let found = inputs.iter().all(|input| self.state_made(*input, scope, class, Reading::Data, &mut trace));
-        found && trace.grounded
+        (found && trace.grounded).then_some(trace.largest)
     }
 
     /// Whether `expr` (in `scope`) is made from the model's state and
@@ -104,17 +115,35 @@ impl<'t> Module<'t> {
                         continue;
                     }
                     match self.lookup(scope, name, expr.start_byte()) {
-                        Some(Binding::Assigned(rhs)) => pending.push((rhs, scope, reading)),
-                        Some(Binding::LoopIndex | Binding::Number(Some(_))) => {}
+                        // `_, r = qr(self.M)`: a part of what a call on the
+                        // state returns is as large as the state.
+                        Some(Binding::Assigned(rhs) | Binding::Unpacked(rhs, _)) => pending.push((rhs, scope, reading)),
+                        Some(Binding::Number(Some(n))) => {
+                            if reading == Reading::Shape {
+                                trace.largest = trace.largest.max(n);
+                            }
+                        }
+                        Some(Binding::LoopIndex) => {}
                         // A number the constructor takes sizes the state;
                         // one another method takes may be a count of data
                         // (`simulate(self, n_steps)`), and an array a caller
                         // passes is data of its own.
                         Some(Binding::Number(None)) if self.is_constructor(scope, class) => {}
-                        Some(Binding::Parameter | Binding::Annotated(_)) if reading == Reading::Shape && self.is_constructor(scope, class) => {}
+                        Some(Binding::Parameter | Binding::Annotated(_)) if reading == Reading::Shape && self.is_constructor(scope, class) => {
+                            if let Some(n) = self.integer_default(scope, name) {
+                                trace.largest = trace.largest.max(n);
+                            }
+                        }
                         // `z : (dim_z, 1) array`: a shape the docstring
                         // gives in the constructor's numbers.
                         Some(Binding::Parameter | Binding::Annotated(_)) if self.documented_in_model_numbers(scope, name, class) => {}
+                        // `@P.setter def P(self, value)`: the value a user
+                        // sets the property to, documented for the class.
+                        Some(Binding::Parameter) if reading == Reading::Data => {
+                            let Some(largest) = self.setter_value_in_model_numbers(scope, name, class) else { return false };
+                            trace.grounded = true;
+                            trace.largest = trace.largest.max(largest);
+                        }
                         // `dtype=float`
                         None if matches!(name, "float" | "int" | "bool" | "complex") => {}
                         _ => return false,
@@ -208,7 +237,12 @@ impl<'t> Module<'t> {
                 }
                 // `self.sim = sim = …`: what the inner assignment stores.
                 "assignment" => pending.extend(expr.field("right").map(|r| (r, scope, reading))),
-                "integer" | "float" | "true" | "false" | "none" | "string" | "slice" | "ellipsis" => {}
+                "integer" => {
+                    if reading == Reading::Shape {
+                        trace.largest = trace.largest.max(self.text_of(expr).replace('_', "").parse().unwrap_or(u64::MAX));
+                    }
+                }
+                "float" | "true" | "false" | "none" | "string" | "slice" | "ellipsis" => {}
                 _ => return false,
             }
         }
@@ -224,8 +258,9 @@ impl<'t> Module<'t> {
             return true;
         }
         let memo = (class.id(), name.to_string(), reading == Reading::Shape);
-        if let Some(&known) = self.model_state.borrow().get(&memo) {
+        if let Some(&(known, largest)) = self.model_state.borrow().get(&memo) {
             trace.grounded |= known && reading == Reading::Data;
+            trace.largest = trace.largest.max(largest);
             return known;
         }
         if trace.pending_true.contains(&key) {
@@ -234,15 +269,18 @@ impl<'t> Module<'t> {
         let pending_from = trace.pending_true.len();
         let outer_provisional = std::mem::take(&mut trace.provisional);
         let outer_grounded = std::mem::take(&mut trace.grounded);
+        let outer_largest = std::mem::take(&mut trace.largest);
         let made = self.attribute_made_anew(name, class, reading, trace);
         let provisional = trace.provisional;
+        let largest = trace.largest;
+        trace.largest = trace.largest.max(outer_largest);
         // (A number is made from the constructor's: nothing more to ground it.)
         let grounded = trace.grounded || reading == Reading::Shape;
         trace.provisional |= outer_provisional;
         trace.grounded |= outer_grounded || (grounded && reading == Reading::Data);
         let outermost = trace.in_progress.is_empty();
         let remember = |known: bool| {
-            self.model_state.borrow_mut().insert(memo.clone(), known);
+            self.model_state.borrow_mut().insert(memo.clone(), (known, largest));
         };
         if !made {
             // Not made of state even taking those in progress to be.
@@ -258,7 +296,7 @@ impl<'t> Module<'t> {
             let taken = trace.pending_true.split_off(pending_from);
             if grounded {
                 for (n, r) in taken {
-                    self.model_state.borrow_mut().insert((class.id(), n, r == Reading::Shape), true);
+                    self.model_state.borrow_mut().insert((class.id(), n, r == Reading::Shape), (true, largest));
                 }
             }
             remember(grounded);
@@ -271,6 +309,16 @@ impl<'t> Module<'t> {
     /// [`Module::attribute_made`] worked out: every store to the attribute.
     fn attribute_made_anew(&self, name: &str, class: Node<'t>, reading: Reading, trace: &mut Trace) -> bool {
         let key = (name.to_string(), reading);
+        // The class's docstring gives the attribute a shape in the
+        // constructor's numbers (`P : numpy.array(dim_x, dim_x)`): whatever
+        // is stored there, a setter's value included, is state that size.
+        if reading == Reading::Data {
+            if let Some(largest) = self.attribute_documented_in_model_numbers(name, class) {
+                trace.grounded = true;
+                trace.largest = trace.largest.max(largest);
+                return true;
+            }
+        }
         // Every store to it, found in the class's text: `self.name = …` and
         // `self.name += …` give what it holds; a store this does not read
         // (an item of a tuple assigned, a loop's target) leaves it untold.
@@ -375,15 +423,89 @@ impl<'t> Module<'t> {
     /// with `__init__(self, dim_x, dim_z)`).
     fn documented_in_model_numbers(&self, scope: usize, name: &str, class: Node<'t>) -> bool {
         let Some(ty) = self.documented.get(&(scope, name)) else { return false };
+        self.in_model_numbers(ty, class).is_some()
+    }
+
+    /// Whether `class`'s docstring documents `name` (an attribute, in its
+    /// Attributes section or beside the parameters) with a shape whose every
+    /// dimension is a number written out or one of the constructor's
+    /// parameters, as [`Module::documented_in_model_numbers`] reads it; if
+    /// so, the largest number known among them (see [`Module::in_model_numbers`]).
+    fn attribute_documented_in_model_numbers(&self, name: &str, class: Node<'t>) -> Option<u64> {
+        let doc = self.docstring(class)?;
+        let (_, ty) = super::documented_types(doc).into_iter().find(|(n, _)| *n == name)?;
+        self.in_model_numbers(ty, class)
+    }
+
+    /// Where function `scope` is the setter of a property of `class`
+    /// (`@P.setter def P(self, value)`) and `name` its value, what
+    /// [`Module::attribute_documented_in_model_numbers`] says of the
+    /// property: the user sets it to an array of the documented shape.
+    fn setter_value_in_model_numbers(&self, scope: usize, name: &str, class: Node<'t>) -> Option<u64> {
+        let function = self.function_of_scope(scope)?;
+        let decorated = self.parent(function).filter(|p| p.kind_name() == "decorated_definition")?;
+        let property = self.text_of(function.field("name")?);
+        let mut cursor = decorated.walk();
+        let is_setter = decorated.named_children(&mut cursor).any(|d| {
+            d.kind_name() == "decorator" && self.text_of(d).trim_start_matches('@').trim() == format!("{property}.setter")
+        });
+        let params = function.field("parameters")?;
+        let value = params.named_children(&mut params.walk()).filter_map(super::parameter_name).nth(1)?;
+        if !is_setter || self.text_of(value) != name {
+            return None;
+        }
+        self.attribute_documented_in_model_numbers(property, class)
+    }
+
+    /// Whether the documented type `ty` gives shapes, each made of numbers
+    /// written out and parameters of `class`'s constructor; if so, the
+    /// largest of those numbers known (written out, or a parameter's
+    /// integer default: `n_components=100`), 0 if none is.
+    fn in_model_numbers(&self, ty: &str, class: Node<'t>) -> Option<u64> {
         let lower = ty.to_ascii_lowercase();
         let shapes = super::documented_shapes(&lower);
-        let Some(init) = self.constructor(class) else { return false };
+        let init = self.constructor(class)?;
         let numbers: Vec<String> = init
             .field("parameters")
             .map(|ps| ps.named_children(&mut ps.walk()).filter_map(super::parameter_name).map(|n| self.text_of(n).to_ascii_lowercase()).collect())
             .unwrap_or_default();
-        !shapes.is_empty()
-            && shapes.iter().all(|shape| shape.iter().all(|d| d.parse::<u64>().is_ok() || (*d != "self" && numbers.iter().any(|n| n == d))))
+        if shapes.is_empty() {
+            return None;
+        }
+        let mut largest = 0;
+        for d in shapes.iter().flatten() {
+            if let Ok(n) = d.parse::<u64>() {
+                largest = largest.max(n);
+            } else if *d != "self" && numbers.iter().any(|n| n == d) {
+                let default = init.field("parameters").and_then(|ps| {
+                    let mut cursor = ps.walk();
+                    let found = ps.named_children(&mut cursor).find(|p| super::parameter_name(*p).is_some_and(|n| self.text_of(n).eq_ignore_ascii_case(d)));
+                    found
+                });
+                largest = largest.max(default.and_then(|p| self.integer_default_of(p)).unwrap_or(0));
+            } else {
+                return None;
+            }
+        }
+        Some(largest)
+    }
+
+    /// The integer default of parameter `name` of function `scope`
+    /// (`dimensions: int = 32`), if it has one.
+    fn integer_default(&self, scope: usize, name: &str) -> Option<u64> {
+        let params = self.function_of_scope(scope)?.field("parameters")?;
+        let mut cursor = params.walk();
+        let param = params.named_children(&mut cursor).find(|p| super::parameter_name(*p).is_some_and(|n| self.text_of(n) == name))?;
+        self.integer_default_of(param)
+    }
+
+    /// A parameter's integer default (`n=30`, `n: int = 30`).
+    fn integer_default_of(&self, param: Node<'_>) -> Option<u64> {
+        if !matches!(param.kind_name(), "default_parameter" | "typed_default_parameter") {
+            return None;
+        }
+        let value = param.field("value").filter(|v| v.kind_name() == "integer")?;
+        self.text_of(value).replace('_', "").parse().ok()
     }
 
     /// `class`'s own `__init__`.
