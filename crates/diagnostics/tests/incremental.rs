@@ -172,6 +172,19 @@ fn module_values_reach_cached_functions() {
     );
 }
 
+/// A function's data may be one item of a collection its caller's caller
+/// walks (`fit` walks the graphs, `embed` builds a matrix from one, `moments`
+/// works on it): an edit two calls away from a cached function changes its
+/// findings, and the function must be analysed again.
+#[test]
+fn items_two_calls_away_reach_cached_functions() {
+    let text = "import numpy as np\n\nclass Embedder:\n    def moments(self, X):\n        return np.fft.rfft(np.abs(X))\n\n    def embed(self, graph):\n        X = np.asarray(graph)\n        return self.moments(X)\n\n    def fit(self, graphs):\n        return [self.embed(graph) for graph in graphs]\n";
+    let [per_item, whole, again] = swapped_and_back(text, "self.embed(", "graph", "graphs");
+    assert!(per_item.is_empty(), "{per_item:?}");
+    assert!(!whole.is_empty());
+    assert_eq!(per_item, again);
+}
+
 /// Typing into a method until it no longer parses spills its statements to
 /// the module level, where they look like module-level names: the other
 /// functions must not be analysed again for names that are their own

@@ -807,12 +807,13 @@ impl<'t> Plan<'t> {
                 Unit { id: node.id(), node, calls, quiet, key, fix_key, range, gpu_import, neighbours: Vec::new(), outside_neighbour: false }
             })
             .collect::<Vec<Unit<'t>>>();
-        // Values flow one call away (see `semantic::flow`): a unit's findings
-        // read the units it calls and that call it, and the module-level
-        // code that calls it. Their keys are part of its key.
+        // Values flow two calls away (see `semantic::flow`): a unit's findings
+        // read the units it calls and that call it, theirs, and the
+        // module-level code that calls any of them. Their keys are part of its key.
         let names: Vec<Option<&str>> = units.iter().map(|u| definition_name(text, u.node)).collect();
         let called: Vec<&FlowCalls> = scanned.iter().map(|(_, scan)| &scan.text.called).collect();
-        let mut near = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
+        let one_call = neighbours(&names, &forms, &units.iter().map(|u| u.range.start).collect::<Vec<_>>(), &called);
+        let mut near = within_two_calls(&one_call);
         // A method reading `self.x` reads what the class's methods assign
         // there, in their scopes: those are walked with it.
         let mut assigning: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
@@ -834,11 +835,14 @@ impl<'t> Plan<'t> {
         // (What the code outside the units calls; its text is in the fingerprint.)
         let (outside_calls, outside_defined, outside_hash) = (&summary.flows.calls, &summary.flows.defined, fingerprint);
         let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();
-        for (((unit, near), name), called) in units.iter_mut().zip(near).zip(&names).zip(&called) {
-            let called_outside = name.is_some_and(|n| outside_calls.contains(n));
+        let called_outside: Vec<bool> = names.iter().map(|name| name.is_some_and(|n| outside_calls.contains(n))).collect();
+        for ((((i, unit), near), called), one_call) in units.iter_mut().enumerate().zip(near).zip(&called).zip(&one_call) {
             // The code outside the units is analysed every time: the units
-            // whose values it reads (or that read its functions') are walked with it.
-            unit.outside_neighbour = called_outside || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c));
+            // whose values it reads (or that read its functions'), or whose
+            // callers' values it passes, are walked with it.
+            unit.outside_neighbour = called_outside[i]
+                || one_call.iter().any(|&j| called_outside[j])
+                || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c));
             if near.is_empty() && !unit.outside_neighbour {
                 continue;
             }

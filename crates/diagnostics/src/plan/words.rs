@@ -271,6 +271,22 @@ pub(crate) fn neighbours(names: &[Option<&str>], forms: &[Form], starts: &[usize
     out
 }
 
+/// [`neighbours`] taken two calls away: each definition with those its
+/// neighbours call or are called by. A parameter's value may come from a
+/// caller's caller (`fit` walks the graphs, `embed(graph)` builds a matrix
+/// from one, `features(X)` works on it: see `semantic::flow`).
+pub(crate) fn within_two_calls(near: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    near.iter()
+        .enumerate()
+        .map(|(i, list)| {
+            let mut out: Vec<usize> = list.iter().flat_map(|&j| std::iter::once(j).chain(near[j].iter().copied())).filter(|&k| k != i).collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect()
+}
+
 /// Names `text` (a function) may call inside a loop: `name(` or `.name(`
 /// in a `for` or `while` statement (its header too), or on a line holding a
 /// comprehension. Over-approximated from the lines' indentation, with
@@ -490,6 +506,13 @@ mod tests {
         // A method of a class the caller is not in is not reached.
         let near = neighbours(&names, &[Form::Function, Form::Function, Form::Method(50..100)], &[10, 40, 60], &refs);
         assert_eq!(near, [vec![1], vec![0], vec![]]);
+    }
+
+    #[test]
+    fn two_calls_away() {
+        // a calls b, b calls c; d alone.
+        let near = [vec![1], vec![0, 2], vec![1], vec![]];
+        assert_eq!(within_two_calls(&near), [vec![1, 2], vec![0, 2], vec![0, 1], vec![]]);
     }
 
     #[test]

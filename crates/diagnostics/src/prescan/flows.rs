@@ -8,7 +8,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::*;
 
 /// The flow calls (see `plan::words::flow_calls`) each of the outline's
-/// definitions makes, and its neighbours (see `plan::words::neighbours`).
+/// definitions makes, and its neighbours two calls away (see
+/// `plan::words::within_two_calls`).
 pub(crate) fn definition_flows(plain: &str, outline: &gpulens_syntax::outline::Outline) -> (Vec<FlowCalls>, Vec<Vec<usize>>) {
     let names: Vec<Option<&str>> = outline.definitions.iter().map(|d| Some(d.name.as_str())).collect();
     let forms: Vec<Form> = outline
@@ -21,7 +22,7 @@ pub(crate) fn definition_flows(plain: &str, outline: &gpulens_syntax::outline::O
         .collect();
     let starts: Vec<usize> = outline.definitions.iter().map(|d| d.range.start).collect();
     let called: Vec<FlowCalls> = outline.definitions.iter().map(|d| flow_calls(&plain[d.range.clone()])).collect();
-    let near = neighbours(&names, &forms, &starts, &called.iter().collect::<Vec<_>>());
+    let near = within_two_calls(&neighbours(&names, &forms, &starts, &called.iter().collect::<Vec<_>>()));
     (called, near)
 }
 

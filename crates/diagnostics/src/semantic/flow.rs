@@ -679,11 +679,20 @@ impl<'t> Module<'t> {
     /// `for g in graphs`, `[feature(s) for s in series]`, `f(X[i])` in a
     /// loop over `i`. Each call then sees one item, whatever the size of
     /// the collection: the GPU would need the items batched into one array,
-    /// which the function's body alone cannot do. False where a parameter
+    /// which the function's body alone cannot do. A caller may pass what it
+    /// made from such an item of its own (`embed(graph)` builds `X` from one
+    /// graph and calls `moments(X)`): followed two calls up, as far as the
+    /// editor's plan and the pre-scan reach (`plan::words::within_two_calls`).
+    /// False where a parameter
     /// has no caller in the module, where the project's other modules pass
     /// it something, or where the data also comes from elsewhere (`self`,
     /// a module-level array, a file).
     pub fn one_item_per_call(&self, inputs: &[Node<'_>], scope: usize) -> bool {
+        self.one_item_per_call_at(inputs, scope, 0)
+    }
+
+    /// [`Module::one_item_per_call`], `depth` calls away from where it was asked.
+    fn one_item_per_call_at(&self, inputs: &[Node<'_>], scope: usize, depth: u32) -> bool {
         let mut roots: Vec<&str> = Vec::new();
         let mut pending: Vec<Node<'_>> = inputs.to_vec();
         let mut steps = 0;
@@ -750,7 +759,7 @@ impl<'t> Module<'t> {
         // Every root is passed an item or a number, and one at least an item.
         let mut any_item = false;
         for name in roots {
-            match self.passed_one_item(scope, name) {
+            match self.passed_one_item(scope, name, depth) {
                 Some(Passed::Item) => any_item = true,
                 Some(Passed::Number) => {}
                 None => return false,
@@ -764,7 +773,7 @@ impl<'t> Module<'t> {
     /// A number a caller passes (`scale=2.0`) is no data of its own: it is
     /// told apart, so that a function given only numbers is not taken for
     /// one given an item.
-    fn passed_one_item(&self, scope: usize, name: &str) -> Option<Passed> {
+    fn passed_one_item(&self, scope: usize, name: &str, depth: u32) -> Option<Passed> {
         if matches!(name, "self" | "cls") {
             return None;
         }
@@ -780,7 +789,7 @@ impl<'t> Module<'t> {
         let mut passed = Passed::Number;
         for site in sites {
             let argument = self.passed_as(site.node, name, position)?;
-            if self.item_of_a_loop(argument, site.node) {
+            if self.item_of_a_loop(argument, site.node) || (depth < 1 && self.one_item_per_call_at(&[argument], site.scope, depth + 1)) {
                 passed = Passed::Item;
             } else if !matches!(self.eval(argument, site.scope, 0), Value::Int(_) | Value::Scalar) {
                 return None;
