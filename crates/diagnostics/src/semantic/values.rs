@@ -8,6 +8,10 @@ use gpulens_syntax::Node;
 
 use super::*;
 
+/// Methods that, called with no argument that picks an axis, reduce
+/// whatever holds them to one number (or one per column of a table).
+const WHOLE_REDUCTIONS: &[&str] = &["mean", "sum", "var", "std", "min", "max", "prod", "median", "all", "any", "nansum", "nanmean"];
+
 impl<'t> Module<'t> {
     /// The binding of `name` that a use at offset `at` sees: the last one made
     /// before it in the same scope, else the module's (a global may be
@@ -712,6 +716,16 @@ impl<'t> Module<'t> {
                     "to_cupy" | "values" => Value::Device(None),
                     _ => Value::GpuFrame,
                 },
+                // `x.var(ddof=1)` on what the analysis does not know: a
+                // reduction over everything, which an array, a Series, a
+                // sparse matrix or a tensor makes one number (a table, one
+                // per column: a few).
+                _ if WHOLE_REDUCTIONS.contains(&method)
+                    && self.keyword(call, "axis").is_none()
+                    && super::positional_arguments(call).is_empty() =>
+                {
+                    Value::Scalar
+                }
                 _ => Value::Unknown,
             };
         }
