@@ -185,6 +185,17 @@ fn items_two_calls_away_reach_cached_functions() {
     assert_eq!(per_item, again);
 }
 
+/// A class's docstring can make an attribute the model's state (`P :
+/// numpy.array(dim_x, dim_x)`): editing it changes its methods' findings.
+#[test]
+fn a_class_docstring_reaches_its_methods() {
+    let text = "import numpy as np\n\nclass Filter:\n    \"\"\"A filter.\n\n    Attributes\n    ----------\n    P : numpy.array(dim_x, dim_x)\n        Covariance.\n    \"\"\"\n\n    def __init__(self, dim_x):\n        self.dim_x = dim_x\n\n    @property\n    def P(self):\n        return self._P\n\n    @P.setter\n    def P(self, value):\n        self._P = value\n\n    def spread(self):\n        return np.linalg.eigvalsh(self._P)\n";
+    let [documented, undocumented, again] = swapped_and_back(text, "numpy.array(", "dim_x", "n_rows");
+    assert!(documented.is_empty(), "{documented:?}");
+    assert!(!undocumented.is_empty());
+    assert_eq!(documented, again);
+}
+
 /// Typing into a method until it no longer parses spills its statements to
 /// the module level, where they look like module-level names: the other
 /// functions must not be analysed again for names that are their own
