@@ -159,7 +159,7 @@ pub(super) fn candidate(call: &Call<'_, '_>) -> Option<Value> {
         }
         _ => return None,
     };
-    if value.elements().is_none() && (looks_small(call) || written_into_small(call) || one_item_per_call(call) || model_state(call)) {
+    if value.elements().is_none() && (looks_small(call) || written_into_small(call) || one_item_per_call(call) || model_state(call) || counts_of_bins(call)) {
         return None;
     }
     if made_by_python(call) || holds_python_objects(call) {
@@ -378,6 +378,13 @@ fn returned_as_vector(module: &Module<'_>, node: Node<'_>) -> bool {
 fn one_item_per_call(call: &Call<'_, '_>) -> bool {
     let module = call.cx.module;
     module.one_item_per_call(&module.positional(call.site.node), call.site.scope)
+}
+
+/// The call works on a histogram's counts, binned by a number the code
+/// gives (see `Module::counts_of_bins`): as many elements as bins.
+fn counts_of_bins(call: &Call<'_, '_>) -> bool {
+    let module = call.cx.module;
+    module.counts_of_bins(&module.positional(call.site.node), call.site.scope)
 }
 
 /// Every array the call works on is the state of the instance, built by its

@@ -18,6 +18,96 @@ impl<'t> Module<'t> {
         self.one_dimensional_at(expr, scope, 0)
     }
 
+    /// Whether the data `inputs` (a call's arguments, in `scope`) are the
+    /// counts of a histogram (`hist, _ = np.histogram(x, bins=max_bins)`),
+    /// its parts, and arithmetic of them with numbers, where the bins are a
+    /// number the caller gives (or edges made from one: `np.linspace(a, b,
+    /// k + 1)`): as many elements as bins, a count a user writes, however
+    /// large the data binned.
+    pub fn counts_of_bins(&self, inputs: &[Node<'_>], scope: usize) -> bool {
+        let mut found = false;
+        inputs.iter().all(|i| self.counts_at(*i, scope, 0, &mut found)) && found
+    }
+
+    fn counts_at(&self, expr: Node<'_>, scope: usize, depth: u32, found: &mut bool) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        let depth = depth + 1;
+        if matches!(self.eval(expr, scope, depth), Value::Int(_) | Value::Scalar) {
+            return true;
+        }
+        match expr.kind_name() {
+            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                Some(Binding::Assigned(rhs)) => self.counts_at(rhs, scope, depth, found),
+                Some(Binding::Unpacked(rhs, 0)) if self.binned_by_a_number(rhs, scope, depth) => {
+                    *found = true;
+                    true
+                }
+                _ => false,
+            },
+            // `np.histogram(x, k)[0]`, or a part of the counts (`probs[probs > 0]`).
+            "subscript" => {
+                let Some(value) = expr.field("value") else { return false };
+                if self.binned_by_a_number(value, scope, depth) {
+                    *found = true;
+                    return expr.field("subscript").is_some_and(|i| self.text_of(i) == "0");
+                }
+                self.counts_at(value, scope, depth, found)
+            }
+            "parenthesized_expression" | "binary_operator" | "unary_operator" => {
+                let mut cursor = expr.walk();
+                let parts: Vec<Node<'_>> = expr.named_children(&mut cursor).filter(|c| c.kind_name() != "comment").collect();
+                parts.iter().all(|p| self.counts_at(*p, scope, depth, found))
+            }
+            "call" => {
+                let Some(function) = expr.field("function") else { return false };
+                // `hist.astype(float)`: the same counts.
+                if function.kind_name() == "attribute" && function.field("attribute").is_some_and(|a| matches!(self.text_of(a), "astype" | "copy")) {
+                    return function.field("object").is_some_and(|o| self.counts_at(o, scope, depth, found));
+                }
+                // Element-wise math on them (`np.log(probs)`).
+                let elementwise = self.qualified_name(function).and_then(|q| self.knowledge.api(&q)).is_some_and(|api| api.elementwise);
+                elementwise && super::positional_arguments(expr).iter().all(|a| self.counts_at(*a, scope, depth, found))
+            }
+            _ => false,
+        }
+    }
+
+    /// `call` is a histogram (see the knowledge's `bins`) whose bins are a
+    /// number, left at the default, or edges made from a number.
+    fn binned_by_a_number(&self, call: Node<'_>, scope: usize, depth: u32) -> bool {
+        if call.kind_name() != "call" {
+            return false;
+        }
+        let Some((_, api)) = self.resolve_call(call) else { return false };
+        let Some(spec) = api.bins.as_ref() else { return false };
+        let given = spec.keyword.as_deref().and_then(|k| self.keyword(call, k)).or_else(|| spec.arg.and_then(|i| super::positional_arguments(call).get(i).copied()));
+        given.is_none_or(|bins| self.made_from_a_number(bins, scope, depth))
+    }
+
+    /// `expr` is a number, or a grid made from numbers (`np.linspace(-np.pi,
+    /// np.pi, k + 1)`, `np.arange(k)`).
+    fn made_from_a_number(&self, expr: Node<'_>, scope: usize, depth: u32) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        if matches!(self.eval(expr, scope, depth), Value::Int(_) | Value::Scalar) {
+            return true;
+        }
+        match expr.kind_name() {
+            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte()) {
+                Some(Binding::Assigned(rhs)) => self.made_from_a_number(rhs, scope, depth + 1),
+                _ => false,
+            },
+            "call" => {
+                let grid = expr.field("function").and_then(|f| self.qualified_name(f)).is_some_and(|q| matches!(q.as_str(), "numpy.linspace" | "numpy.arange"));
+                grid && super::positional_arguments(expr).iter().all(|a| matches!(self.eval(*a, scope, depth + 1), Value::Int(_) | Value::Scalar))
+            }
+            _ => false,
+        }
+    }
+
     /// How many elements a list comprehension makes: one per index of its
     /// one `range` of a known length, when nothing filters them.
     pub(super) fn comprehension_count(&self, expr: Node<'_>, scope: usize, depth: u32) -> Option<u64> {
