@@ -8,10 +8,6 @@ use gpulens_syntax::Node;
 
 use super::*;
 
-/// Methods that, called with no argument that picks an axis, reduce
-/// whatever holds them to one number (or one per column of a table).
-const WHOLE_REDUCTIONS: &[&str] = &["mean", "sum", "var", "std", "min", "max", "prod", "median", "all", "any", "nansum", "nanmean"];
-
 impl<'t> Module<'t> {
     /// The binding of `name` that a use at offset `at` sees: the last one made
     /// before it in the same scope, else the module's (a global may be
@@ -720,7 +716,7 @@ impl<'t> Module<'t> {
                 // reduction over everything, which an array, a Series, a
                 // sparse matrix or a tensor makes one number (a table, one
                 // per column: a few).
-                _ if WHOLE_REDUCTIONS.contains(&method)
+                _ if self.whole_reduction(method)
                     && self.keyword(call, "axis").is_none()
                     && super::positional_arguments(call).is_empty() =>
                 {
@@ -730,6 +726,14 @@ impl<'t> Module<'t> {
             };
         }
         Value::Unknown
+    }
+
+    /// Whether `method`, called with nothing that picks an axis, reduces
+    /// whatever holds it to one number (or one per column of a table): a
+    /// NumPy reduction an array mirrors (the knowledge's `reduction`:
+    /// `x.var()`, `x.sum()`), or a table's `median`, which arrays lack.
+    fn whole_reduction(&self, method: &str) -> bool {
+        method == "median" || self.knowledge.mirrored(method).and_then(|name| self.knowledge.api(&name)).is_some_and(|api| api.reduction)
     }
 
     /// Values made by GPU libraries: CuPy arrays, Numba device arrays, cuDF frames.
