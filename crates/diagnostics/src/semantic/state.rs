@@ -239,7 +239,7 @@ impl<'t> Module<'t> {
                 "assignment" => pending.extend(expr.field("right").map(|r| (r, scope, reading))),
                 "integer" => {
                     if reading == Reading::Shape {
-                        trace.largest = trace.largest.max(self.text_of(expr).replace('_', "").parse().unwrap_or(u64::MAX));
+                        trace.largest = trace.largest.max(parse_int(self.text_of(expr)).unwrap_or(u64::MAX));
                     }
                 }
                 "float" | "true" | "false" | "none" | "string" | "slice" | "ellipsis" => {}
@@ -465,27 +465,26 @@ impl<'t> Module<'t> {
         let lower = ty.to_ascii_lowercase();
         let shapes = super::documented_shapes(&lower);
         let init = self.constructor(class)?;
-        let numbers: Vec<String> = init
-            .field("parameters")
-            .map(|ps| ps.named_children(&mut ps.walk()).filter_map(super::parameter_name).map(|n| self.text_of(n).to_ascii_lowercase()).collect())
-            .unwrap_or_default();
         if shapes.is_empty() {
             return None;
         }
+        // The constructor's numbers, lower-cased as the type is, with their defaults.
+        let numbers: Vec<(String, Option<u64>)> = init
+            .field("parameters")
+            .map(|ps| {
+                ps.named_children(&mut ps.walk())
+                    .filter_map(|p| super::parameter_name(p).map(|n| (self.text_of(n).to_ascii_lowercase(), self.integer_default_of(p))))
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut largest = 0;
         for d in shapes.iter().flatten() {
-            if let Ok(n) = d.parse::<u64>() {
-                largest = largest.max(n);
-            } else if *d != "self" && numbers.iter().any(|n| n == d) {
-                let default = init.field("parameters").and_then(|ps| {
-                    let mut cursor = ps.walk();
-                    let found = ps.named_children(&mut cursor).find(|p| super::parameter_name(*p).is_some_and(|n| self.text_of(n).eq_ignore_ascii_case(d)));
-                    found
-                });
-                largest = largest.max(default.and_then(|p| self.integer_default_of(p)).unwrap_or(0));
-            } else {
-                return None;
-            }
+            let known = match d.parse::<u64>() {
+                Ok(n) => Some(n),
+                Err(_) if *d == "self" => return None,
+                Err(_) => numbers.iter().find(|(n, _)| n == d)?.1,
+            };
+            largest = largest.max(known.unwrap_or(0));
         }
         Some(largest)
     }
@@ -505,7 +504,7 @@ impl<'t> Module<'t> {
             return None;
         }
         let value = param.field("value").filter(|v| v.kind_name() == "integer")?;
-        self.text_of(value).replace('_', "").parse().ok()
+        parse_int(self.text_of(value))
     }
 
     /// `class`'s own `__init__`.
