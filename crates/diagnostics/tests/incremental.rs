@@ -185,6 +185,19 @@ fn items_two_calls_away_reach_cached_functions() {
     assert_eq!(per_item, again);
 }
 
+/// A syntax error can keep a function out of the units, so that the code
+/// outside them holds it: the functions that call it, and theirs (items
+/// flow two calls up), are still walked with it, whatever a shortcut skips.
+#[test]
+fn a_function_a_syntax_error_leaves_outside_still_sees_its_callers_items() {
+    let text = "import numpy as np\n\ndef signature(matrix):\n    values, _ = np.linalg.eigh(matrix)\n    return np.sort(values)values[:10]\n\ndef described(matrix):\n    return signature(matrix)\n\ndef descriptions(matrices):\n    return [described(m) for m in matrices]\n";
+    let doc = Document::new(text);
+    let findings = analysed(&doc, &mut Cache::default());
+    let (settings, gpu) = (Settings::default(), GpuProfile::none());
+    assert_eq!(findings, gpulens_diagnostics::check_reference(text, doc.tree(), &settings, &gpu));
+    assert!(!findings.iter().any(|f| f.message.contains("eigh")), "{findings:?}");
+}
+
 /// A class's docstring can make an attribute the model's state (`P :
 /// numpy.array(dim_x, dim_x)`): editing it changes its methods' findings.
 #[test]

@@ -835,14 +835,19 @@ impl<'t> Plan<'t> {
         // (What the code outside the units calls; its text is in the fingerprint.)
         let (outside_calls, outside_defined, outside_hash) = (&summary.flows.calls, &summary.flows.defined, fingerprint);
         let own_keys: Vec<(u64, u64)> = units.iter().map(|u| (u.key, u.fix_key)).collect();
-        let called_outside: Vec<bool> = names.iter().map(|name| name.is_some_and(|n| outside_calls.contains(n))).collect();
-        for ((((i, unit), near), called), one_call) in units.iter_mut().enumerate().zip(near).zip(&called).zip(&one_call) {
+        // (A unit next to the code outside: it calls the unit, or the unit
+        // calls a function defined there, such as one a syntax error keeps
+        // out of the units.)
+        let next_outside: Vec<bool> = names
+            .iter()
+            .zip(&called)
+            .map(|(name, called)| name.is_some_and(|n| outside_calls.contains(n)) || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c)))
+            .collect();
+        for (((i, unit), near), one_call) in units.iter_mut().enumerate().zip(near).zip(&one_call) {
             // The code outside the units is analysed every time: the units
-            // whose values it reads (or that read its functions'), or whose
-            // callers' values it passes, are walked with it.
-            unit.outside_neighbour = called_outside[i]
-                || one_call.iter().any(|&j| called_outside[j])
-                || called.bare.iter().chain(&called.on_self).any(|c| outside_defined.contains(c));
+            // whose values it reads (or that read its functions'), and their
+            // neighbours (values flow two calls away), are walked with it.
+            unit.outside_neighbour = next_outside[i] || one_call.iter().any(|&j| next_outside[j]);
             if near.is_empty() && !unit.outside_neighbour {
                 continue;
             }
