@@ -874,6 +874,42 @@ pub(crate) fn converted_to_a_number(module: &Module<'_>, call: Node<'_>) -> bool
     })
 }
 
+/// `call` (a reduction) gives a number that the code converts to a Python
+/// number (`float(np.percentile(scores, 25))`, `int(mask.sum())`,
+/// `np.mean(hits).item()`), alone or after arithmetic with numbers
+/// (`float(np.mean(s <= t) * 100)`): a statistic read off the data once and
+/// handed to Python (a report, a threshold, a count), not array work that
+/// goes on. Copying the data to the GPU for it costs about what the pass saves.
+pub(crate) fn statistic_for_python(module: &Module<'_>, call: Node<'_>, scope: usize) -> bool {
+    let number = |n: Node<'_>| match n.kind_name() {
+        "integer" | "float" => true,
+        "identifier" | "attribute" | "unary_operator" => matches!(module.value(n, scope), crate::semantic::Value::Int(_) | crate::semantic::Value::Scalar),
+        _ => false,
+    };
+    let mut current = call;
+    for _ in 0..8 {
+        let Some(parent) = module.parent(current) else { return false };
+        match parent.kind_name() {
+            "parenthesized_expression" | "unary_operator" => current = parent,
+            "binary_operator" => {
+                let other = if parent.field("left") == Some(current) { parent.field("right") } else { parent.field("left") };
+                if !other.is_some_and(number) {
+                    return false;
+                }
+                current = parent;
+            }
+            // `.item()`
+            "attribute" => {
+                return parent.field("object") == Some(current)
+                    && parent.field("attribute").is_some_and(|a| module.text_of(a) == "item")
+                    && module.parent(parent).is_some_and(|c| c.kind_name() == "call");
+            }
+            _ => return converted_to_a_number(module, current),
+        }
+    }
+    false
+}
+
 /// `x[i : i + 1]` (or `x[i:i+1, :]`): one row, by its bounds. A product of
 /// one row is one multiply-add per element of the other side.
 pub(crate) fn one_row(module: &Module<'_>, operand: Node<'_>) -> bool {

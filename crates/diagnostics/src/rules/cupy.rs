@@ -436,6 +436,7 @@ pub(super) fn chains<'t>(
     module: &Module<'t>,
     in_scope: &HashMap<usize, Vec<Node<'t>>>,
     heavy: &rustc_hash::FxHashSet<usize>,
+    summaries: &rustc_hash::FxHashSet<usize>,
 ) -> HashMap<usize, Chain<'t>> {
     let mut out = HashMap::default();
     for (&scope, calls) in in_scope {
@@ -443,7 +444,7 @@ pub(super) fn chains<'t>(
         // Past a few dozen candidates, every statement counts: the chain is
         // long anyway (and comparing each pair would be quadratic).
         if calls.len() > 64 {
-            let distinct = statements.iter().map(|s| s.id()).collect::<std::collections::HashSet<_>>().len() as u32;
+            let distinct = calls.iter().zip(&statements).filter(|(c, _)| !summaries.contains(&c.id())).map(|(_, s)| s.id()).collect::<std::collections::HashSet<_>>().len() as u32;
             out.extend(calls.iter().map(|c| (c.id(), Chain { statements: distinct, heavy: None })));
             continue;
         }
@@ -471,7 +472,12 @@ pub(super) fn chains<'t>(
             let mut seen: Vec<usize> = Vec::new();
             let mut partner = None;
             for (j, other) in calls.iter().enumerate() {
-                if root(&mut group, j) != mine || seen.contains(&statements[j].id()) || (i != j && exclusive(module, *call, *other)) {
+                // (A statistic for Python makes no chain: see `summary`.)
+                if root(&mut group, j) != mine
+                    || seen.contains(&statements[j].id())
+                    || summaries.contains(&other.id())
+                    || (i != j && exclusive(module, *call, *other))
+                {
                     continue;
                 }
                 seen.push(statements[j].id());
@@ -503,7 +509,18 @@ pub(super) struct Chain<'t> {
 /// Whether the call's work per element is heavy enough to pay for the
 /// copies on its own (a product with a vector or a tiny matrix is not).
 pub(super) fn heavy(call: &Call<'_, '_>) -> bool {
-    call.api.heavy && !light_product(call)
+    call.api.heavy && !light_product(call) && !summary(call)
+}
+
+/// A reduction whose number the code takes into Python (`'q25':
+/// float(np.percentile(scores, 25))`, `int(mask.sum())`; see
+/// `context::statistic_for_python`): a statistic read off the data once,
+/// for a report, a threshold or a count. Not worth a copy to the GPU on
+/// its own, however heavy the reduction, nor a chain with other such
+/// statistics. It is not reported; where other array work keeps the data
+/// on the GPU, it links that work's statements as any candidate does.
+pub(super) fn summary(call: &Call<'_, '_>) -> bool {
+    call.api.reduction && context::statistic_for_python(call.cx.module, call.site.node, call.site.scope)
 }
 
 /// The data a candidate call works on: the names it reads (its arguments,
@@ -645,6 +662,11 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
 /// `value`: what [`candidate`] said of the call.
 pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<usize, Chain<'_>>, out: &mut Vec<Finding>) {
     let Some(value) = value else { return };
+    // (The rest of a chain holding it is reported; the statistic itself is
+    // the result taken back to Python.)
+    if summary(call) {
+        return;
+    }
     let api = call.api;
     let found = chains.get(&call.site.node.id()).copied();
     let chain = found.map_or(0, |c| c.statements);

@@ -50,6 +50,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
     let mut in_scope: HashMap<usize, Vec<Node<'_>>> = HashMap::default();
     let mut candidates: HashMap<usize, Option<Value>> = HashMap::default();
     let mut heavy: rustc_hash::FxHashSet<usize> = Default::default();
+    let mut summaries: rustc_hash::FxHashSet<usize> = Default::default();
     for (site, resolved) in resolved.iter().chain(&matmuls) {
         if let Some((name, api)) = resolved.clone().filter(|(_, api)| api.library == "cupy") {
             let call = Call { site, name, api, cx };
@@ -59,11 +60,14 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
                 if cupy::heavy(&call) {
                     heavy.insert(site.node.id());
                 }
+                if cupy::summary(&call) {
+                    summaries.insert(site.node.id());
+                }
             }
             candidates.insert(site.node.id(), value);
         }
     }
-    let chains = cupy::chains(cx.module, &in_scope, &heavy);
+    let chains = cupy::chains(cx.module, &in_scope, &heavy, &summaries);
     let mut tables = Vec::new();
     for (i, (site, resolved)) in resolved.into_iter().enumerate() {
         if i % 256 == 255 && (cx.cancel)() {
