@@ -69,6 +69,9 @@ struct State {
     scanning: AtomicBool,
     /// Another read was asked for while one was under way.
     rescan_again: AtomicBool,
+    /// How many saved files `reindex` has put into the index: a read begun
+    /// before one of them holds an older text of it, and is read again.
+    reindexed: AtomicU64,
     effective: RwLock<Arc<Effective>>,
     gpu: RwLock<Arc<GpuProfile>>,
     /// What NVML reported, once the background probe has run.
@@ -143,6 +146,7 @@ impl Backend {
                 indexed_for: RwLock::new(std::collections::HashSet::new()),
                 scanning: AtomicBool::new(false),
                 rescan_again: AtomicBool::new(false),
+                reindexed: AtomicU64::new(0),
                 effective: RwLock::new(effective),
                 gpu: RwLock::new(Arc::new(GpuProfile::none())),
                 attached: RwLock::new(None),
@@ -189,6 +193,8 @@ impl Backend {
         let Some((module, package)) = workspace::module_of(&path) else { return (false, false) };
         let summary = workspace::summarize_bytes(&module, text.as_bytes());
         let mut index = self.state.index.write().unwrap();
+        // (Under the index's lock, as a read checks it: see `rescan`.)
+        self.state.reindexed.fetch_add(1, Ordering::AcqRel);
         let mut updated = (**index).clone();
         updated.replace_module(&module, summary);
         let redeclared = updated.declared_digest() != index.declared_digest();
@@ -222,6 +228,7 @@ impl Backend {
             loop {
                 state.rescan_again.store(false, Ordering::Release);
                 let Some(root) = state.root.read().unwrap().clone() else { break };
+                let reindexed = state.reindexed.load(Ordering::Acquire);
                 let open: std::collections::HashMap<PathBuf, String> =
                     state.docs.iter().filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.doc.text().to_string()))).collect();
                 // (What other modules pass is read only into the open documents' modules.)
@@ -239,8 +246,22 @@ impl Backend {
                     index.memory_bytes(),
                     started.elapsed()
                 );
-                if index.digest() != state.index.read().unwrap().digest() {
-                    *state.index.write().unwrap() = Arc::new(index);
+                let replaced = {
+                    let mut current = state.index.write().unwrap();
+                    // A file saved while this read was under way is in the
+                    // index as saved, and here as it was before: read again
+                    // (a read that finishes late must not bring back an old text).
+                    if state.reindexed.load(Ordering::Acquire) != reindexed {
+                        state.rescan_again.store(true, Ordering::Release);
+                        false
+                    } else if index.digest() != current.digest() {
+                        *current = Arc::new(index);
+                        true
+                    } else {
+                        false
+                    }
+                };
+                if replaced {
                     let backend = Backend { client: client.clone(), state: state.clone() };
                     let uris = backend.reconfigure();
                     backend.refresh_all(uris);
