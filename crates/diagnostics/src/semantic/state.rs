@@ -230,6 +230,18 @@ impl<'t> Module<'t> {
                     let mut cursor = expr.walk();
                     pending.extend(expr.children_by_field_name("subscript", &mut cursor).map(|i| (i, scope, Reading::Data)));
                 }
+                // `G + lam * np.eye(k)`: a sum with an identity matrix has
+                // its shape (broadcasting against a k x k matrix leaves k x
+                // k), whatever the other side (a ridge added to a Gram
+                // matrix, `self.I - K @ H`).
+                "binary_operator"
+                    if reading == Reading::Data
+                        && expr.field("operator").is_some_and(|o| matches!(self.text_of(o), "+" | "-"))
+                        && [expr.field("left"), expr.field("right")].into_iter().flatten().any(|o| self.identity_matrix(o, scope, 0).is_some()) =>
+                {
+                    let eye = [expr.field("left"), expr.field("right")].into_iter().flatten().find_map(|o| self.identity_matrix(o, scope, 0));
+                    pending.extend(eye.map(|(eye, at)| (eye, at, reading)));
+                }
                 "parenthesized_expression" | "unary_operator" | "binary_operator" | "tuple" | "list" | "boolean_operator" | "comparison_operator"
                 | "conditional_expression" => {
                     let mut cursor = expr.walk();
@@ -247,6 +259,57 @@ impl<'t> Module<'t> {
             }
         }
         true
+    }
+
+    /// The identity matrix `expr` (in `scope`) is, scaled or summed
+    /// (`np.eye(k)`, `lam * np.identity(k)`, `regul` assigned `a *
+    /// np.eye(k) + b * np.eye(k)`, `self.I` stored as `np.eye(dim_x)` in
+    /// every method that stores it): one `np.eye`/`np.identity` call of it,
+    /// and the scope that call is in.
+    /// (`depth`: as [`Module::eval`]'s, which it calls and is called from.)
+    pub(crate) fn identity_matrix(&self, expr: Node<'t>, scope: usize, depth: u32) -> Option<(Node<'t>, usize)> {
+        if self.cut(depth) {
+            return None;
+        }
+        match expr.kind_name() {
+            "call" => {
+                let name = expr.field("function").and_then(|f| self.qualified_name(f))?;
+                matches!(name.as_str(), "numpy.eye" | "numpy.identity").then_some((expr, scope))
+            }
+            "parenthesized_expression" => self.identity_matrix(expr.named_child(0)?, scope, depth + 1),
+            "binary_operator" => {
+                let (left, right) = (expr.field("left")?, expr.field("right")?);
+                let number = |n: Node<'t>| matches!(self.eval(n, scope, depth + 1), Value::Int(_) | Value::Scalar);
+                match expr.field("operator").map(|o| self.text_of(o))? {
+                    "*" if number(left) => self.identity_matrix(right, scope, depth + 1),
+                    "*" | "/" if number(right) => self.identity_matrix(left, scope, depth + 1),
+                    "+" | "-" => {
+                        let found = self.identity_matrix(left, scope, depth + 1)?;
+                        self.identity_matrix(right, scope, depth + 1).map(|_| found)
+                    }
+                    _ => None,
+                }
+            }
+            "identifier" => match self.lookup(scope, self.text_of(expr), expr.start_byte())? {
+                Binding::Assigned(rhs) => self.identity_matrix(rhs, scope, depth + 1),
+                _ => None,
+            },
+            "attribute" if expr.field("object").is_some_and(|o| self.text_of(o) == "self") => {
+                let name = self.text_of(expr.field("attribute")?);
+                let class = self.ancestors(expr).find(|c| c.kind_name() == "class_definition").filter(|c| !c.has_error())?;
+                let mut found = None;
+                for (at, attribute) in self.assignments_to_self(class) {
+                    if attribute != name {
+                        continue;
+                    }
+                    let assignment = self.root.descendant_for_byte_range(at, at + 5 + name.len()).and_then(|n| self.ancestors(n).find(|a| a.kind_name() == "assignment"))?;
+                    let store_scope = self.enclosing_function(assignment).map_or(super::MODULE_SCOPE, |f| f.id());
+                    found = Some(self.identity_matrix(assignment.field("right")?, store_scope, depth + 1)?);
+                }
+                found
+            }
+            _ => None,
+        }
     }
 
     /// Whether every assignment to `self.name` in `class` is made from the
