@@ -305,6 +305,14 @@ impl<'t> Module<'t> {
                 {
                     return Value::Array(Some(64));
                 }
+                // A type's limits (`np.finfo(np.float64).eps`,
+                // `np.iinfo(np.int32).max`) are numbers.
+                if object.kind_name() == "call"
+                    && object.field("function").and_then(|f| self.qualified_name(f)).is_some_and(|n| matches!(n.as_str(), "numpy.finfo" | "numpy.iinfo"))
+                    && expr.field("attribute").is_some_and(|a| self.text_of(a) != "dtype")
+                {
+                    return Value::Scalar;
+                }
                 // A named constant (`np.pi`, `math.e`) is one number.
                 if let Some(name) = self.qualified_name(expr) {
                     if NUMBER_CONSTANTS.contains(&name.as_str()) || name.starts_with("scipy.constants.") {
