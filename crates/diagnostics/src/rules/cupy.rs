@@ -509,7 +509,7 @@ pub(super) struct Chain<'t> {
 /// Whether the call's work per element is heavy enough to pay for the
 /// copies on its own (a product with a vector or a tiny matrix is not).
 pub(super) fn heavy(call: &Call<'_, '_>) -> bool {
-    call.api.heavy && !light_product(call) && !summary(call)
+    call.api.heavy && !light_product(call)
 }
 
 /// A reduction whose number the code takes into Python (`'q25':
@@ -517,8 +517,9 @@ pub(super) fn heavy(call: &Call<'_, '_>) -> bool {
 /// `context::statistic_for_python`): a statistic read off the data once,
 /// for a report, a threshold or a count. Not worth a copy to the GPU on
 /// its own, however heavy the reduction, nor a chain with other such
-/// statistics. It is not reported; where other array work keeps the data
-/// on the GPU, it links that work's statements as any candidate does.
+/// statistics, and never heavy. It is not reported; where other array work
+/// keeps the data on the GPU, it links that work's statements as any
+/// candidate does. (Decided once per call, in `rules::run`.)
 pub(super) fn summary(call: &Call<'_, '_>) -> bool {
     call.api.reduction && context::statistic_for_python(call.cx.module, call.site.node, call.site.scope)
 }
@@ -659,12 +660,19 @@ fn written_into_small(call: &Call<'_, '_>) -> bool {
     small(module.value(target, call.site.scope)) || small(module.value(array, call.site.scope))
 }
 
-/// `value`: what [`candidate`] said of the call.
-pub(super) fn check(call: &Call<'_, '_>, value: Option<Value>, chains: &HashMap<usize, Chain<'_>>, out: &mut Vec<Finding>) {
+/// `value`: what [`candidate`] said of the call; `summaries`: the
+/// candidates that are statistics for Python (see [`summary`]).
+pub(super) fn check(
+    call: &Call<'_, '_>,
+    value: Option<Value>,
+    chains: &HashMap<usize, Chain<'_>>,
+    summaries: &rustc_hash::FxHashSet<usize>,
+    out: &mut Vec<Finding>,
+) {
     let Some(value) = value else { return };
     // (The rest of a chain holding it is reported; the statistic itself is
     // the result taken back to Python.)
-    if summary(call) {
+    if summaries.contains(&call.site.node.id()) {
         return;
     }
     let api = call.api;

@@ -57,11 +57,10 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             let value = cupy::candidate(&call);
             if value.is_some() {
                 in_scope.entry(site.scope).or_default().push(site.node);
-                if cupy::heavy(&call) {
-                    heavy.insert(site.node.id());
-                }
                 if cupy::summary(&call) {
                     summaries.insert(site.node.id());
+                } else if cupy::heavy(&call) {
+                    heavy.insert(site.node.id());
                 }
             }
             candidates.insert(site.node.id(), value);
@@ -78,7 +77,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
             match api.library.as_str() {
                 "cupy" | "raft" => {
                     let value = candidates.get(&site.node.id()).copied().unwrap_or_else(|| cupy::candidate(&call));
-                    cupy::check(&call, value, &chains, &mut out)
+                    cupy::check(&call, value, &chains, &summaries, &mut out)
                 }
                 "cudf" => cudf::check_function(&call, &mut tables),
                 "cuml" => cuml::check(&call, &mut out),
@@ -95,7 +94,7 @@ pub(crate) fn run(cx: &Context<'_, '_>) -> Vec<Finding> {
         let Some((name, api)) = resolved else { continue };
         let call = Call { site, name, api, cx };
         let value = candidates.get(&site.node.id()).copied().flatten();
-        cupy::check(&call, value, &chains, &mut out);
+        cupy::check(&call, value, &chains, &summaries, &mut out);
     }
     loops::check(cx, &mut out);
     models::ray_casting_functions(cx, &mut out);

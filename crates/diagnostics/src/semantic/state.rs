@@ -230,20 +230,21 @@ impl<'t> Module<'t> {
                     let mut cursor = expr.walk();
                     pending.extend(expr.children_by_field_name("subscript", &mut cursor).map(|i| (i, scope, Reading::Data)));
                 }
-                // `G + lam * np.eye(k)`: a sum with an identity matrix has
-                // its shape (broadcasting against a k x k matrix leaves k x
-                // k), whatever the other side (a ridge added to a Gram
-                // matrix, `self.I - K @ H`).
-                "binary_operator"
-                    if reading == Reading::Data
-                        && expr.field("operator").is_some_and(|o| matches!(self.text_of(o), "+" | "-"))
-                        && [expr.field("left"), expr.field("right")].into_iter().flatten().any(|o| self.identity_matrix(o, scope, 0).is_some()) =>
-                {
-                    let eye = [expr.field("left"), expr.field("right")].into_iter().flatten().find_map(|o| self.identity_matrix(o, scope, 0));
-                    pending.extend(eye.map(|(eye, at)| (eye, at, reading)));
-                }
                 "parenthesized_expression" | "unary_operator" | "binary_operator" | "tuple" | "list" | "boolean_operator" | "comparison_operator"
                 | "conditional_expression" => {
+                    // `G + lam * np.eye(k)`: a sum with an identity matrix has
+                    // its shape (broadcasting against a k x k matrix leaves k x
+                    // k), whatever the other side (a ridge added to a Gram
+                    // matrix, `self.I - K @ H`).
+                    let eye = (reading == Reading::Data
+                        && expr.kind_name() == "binary_operator"
+                        && expr.field("operator").is_some_and(|o| matches!(self.text_of(o), "+" | "-")))
+                    .then(|| [expr.field("left"), expr.field("right")].into_iter().flatten().find_map(|o| self.identity_matrix(o, scope, 0)))
+                    .flatten();
+                    if let Some((eye, at)) = eye {
+                        pending.push((eye, at, reading));
+                        continue;
+                    }
                     let mut cursor = expr.walk();
                     pending.extend(expr.named_children(&mut cursor).filter(|c| c.kind_name() != "comment").map(|c| (c, scope, reading)));
                 }
